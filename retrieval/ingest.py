@@ -1,0 +1,192 @@
+"""Documents in: load, chunk, skip what is unchanged, embed, and replace each document's chunks.
+
+Bad input never stops a run: each file (or JSONL line) that cannot be loaded, and each document
+Weaviate rejects, is one ``failed`` outcome with a one-line message, and the rest goes on.
+A store that cannot be reached at all does stop it (``StoreError`` propagates).
+
+Work is pipelined so the embedder — the slowest stage — is never idle waiting for Weaviate: while a
+batch is written, the next one is loaded and embedded. Loading, chunking and embedding run off the
+event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from retrieval.chunking import ChunkingConfig, chunk_document
+from retrieval.chunks import Chunk
+from retrieval.documents import Document
+from retrieval.embedders import Embedder, EmbeddingError
+from retrieval.loaders import LoadError, iter_documents
+from retrieval.store import ChunkStore, DocumentRecord, ReplaceOutcome, body_text
+
+
+class Status(str, Enum):
+    INGESTED = "ingested"  # new document
+    REPLACED = "replaced"  # a new version replaced the old one's chunks
+    SKIPPED = "skipped"  # unchanged since the last ingest
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    source: str
+    status: Status
+    document_id: str | None = None
+    chunks: int = 0
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IngestLimits:
+    max_file_bytes: int = 50_000_000
+    max_document_chars: int = 5_000_000
+
+
+@dataclass
+class IngestReport:
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def count(self, status: Status) -> int:
+        return sum(1 for o in self.outcomes if o.status is status)
+
+    @property
+    def chunks(self) -> int:
+        return sum(o.chunks for o in self.outcomes if o.status in (Status.INGESTED, Status.REPLACED))
+
+    @property
+    def failures(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.status is Status.FAILED]
+
+    def summary(self) -> dict[str, int]:
+        return {s.value: self.count(s) for s in Status} | {"chunks": self.chunks}
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    document: Document
+    chunks: tuple[Chunk, ...]
+    content_hash: str
+
+
+# A batch is flushed once it holds this many chunks (or documents): big enough for efficient
+# embedding calls and Weaviate batches, small enough that progress moves and memory stays flat.
+_BATCH_CHUNKS = 64
+_BATCH_DOCUMENTS = 256
+
+
+def load_paths(paths: Sequence[Path], limits: IngestLimits) -> Iterator[Document | LoadError]:
+    """The documents (and load errors) under ``paths``, lazily: files are read as the ingest pulls them."""
+    return iter_documents(paths, max_file_bytes=limits.max_file_bytes, max_document_chars=limits.max_document_chars)
+
+
+async def ingest(
+    items: Iterable[Document | LoadError],
+    *,
+    store: ChunkStore,
+    embedder: Embedder,
+    chunking: ChunkingConfig,
+    on_outcome: Callable[[Outcome], None] | None = None,
+) -> IngestReport:
+    """Index ``items`` (from ``load_paths``, or documents built in memory) and report each one's outcome."""
+    report = IngestReport()
+
+    def record(outcome: Outcome) -> None:
+        report.outcomes.append(outcome)
+        if on_outcome is not None:
+            on_outcome(outcome)
+
+    source = iter(items)
+    seen: dict[str, str] = {}  # document_id -> source, to catch two files claiming one id
+    pending: asyncio.Task[list[tuple[_Prepared, ReplaceOutcome, bool]]] | None = None
+    try:
+        while True:
+            batch = await asyncio.to_thread(_next_batch, source, chunking)
+            if not batch:
+                break
+            ready: list[_Prepared] = []
+            for item in batch:
+                if isinstance(item, LoadError):
+                    record(Outcome(item.source, Status.FAILED, message=item.message))
+                    continue
+                doc_id = item.document.document_id
+                if doc_id in seen:
+                    record(Outcome(item.document.source, Status.FAILED, doc_id,
+                                   message=f"document_id '{doc_id}' is also used by {seen[doc_id]}: "
+                                           "give each document its own document_id"))
+                    continue
+                seen[doc_id] = item.document.source
+                if not item.chunks:
+                    record(Outcome(item.document.source, Status.FAILED, doc_id, message="no text to index"))
+                    continue
+                ready.append(item)
+
+            current = await store.current([p.document.document_id for p in ready])
+            changed: list[tuple[_Prepared, bool]] = []  # (prepared, existed before)
+            for prepared in ready:
+                previous = current.get(prepared.document.document_id)
+                if previous is not None and previous.content_hash == prepared.content_hash:
+                    record(Outcome(prepared.document.source, Status.SKIPPED, prepared.document.document_id,
+                                   chunks=len(prepared.chunks)))
+                else:
+                    changed.append((prepared, previous is not None))
+            if not changed:
+                continue
+
+            texts = [body_text(c) for p, _ in changed for c in p.chunks]
+            try:
+                vectors = await embedder.embed_documents(texts)
+            except EmbeddingError as error:
+                for prepared, _ in changed:
+                    record(Outcome(prepared.document.source, Status.FAILED, prepared.document.document_id,
+                                   message=f"embedding failed: {error}"))
+                continue
+
+            if pending is not None:
+                task, pending = pending, None
+                _record_written(await task, record)
+            pending = asyncio.create_task(_write(store, changed, vectors))
+    finally:
+        # Also on an error above: finish (and report) what was already being written.
+        if pending is not None:
+            _record_written(await pending, record)
+    return report
+
+
+def _next_batch(items: Iterator[Document | LoadError], chunking: ChunkingConfig) -> list[_Prepared | LoadError]:
+    """Pull and chunk documents until a batch is full (runs in a worker thread)."""
+    batch: list[_Prepared | LoadError] = []
+    chunks = 0
+    for item in items:
+        if isinstance(item, LoadError):
+            batch.append(item)
+        else:
+            pieces = tuple(chunk_document(item, chunking))
+            batch.append(_Prepared(item, pieces, item.content_hash()))
+            chunks += len(pieces)
+        if chunks >= _BATCH_CHUNKS or len(batch) >= _BATCH_DOCUMENTS:
+            break
+    return batch
+
+
+async def _write(store: ChunkStore, changed: list[tuple[_Prepared, bool]], vectors) -> list[tuple[_Prepared, ReplaceOutcome, bool]]:
+    documents = [
+        (DocumentRecord(p.document.document_id, p.content_hash, p.document.version, p.document.title, len(p.chunks)), p.chunks)
+        for p, _ in changed
+    ]
+    outcomes = await store.replace_documents(documents, vectors)
+    return [(p, o, existed) for (p, existed), o in zip(changed, outcomes)]
+
+
+def _record_written(written: list[tuple[_Prepared, ReplaceOutcome, bool]], record: Callable[[Outcome], None]) -> None:
+    for prepared, outcome, existed in written:
+        doc = prepared.document
+        if outcome.error is not None:
+            record(Outcome(doc.source, Status.FAILED, doc.document_id, message=outcome.error))
+        else:
+            status = Status.REPLACED if existed else Status.INGESTED
+            record(Outcome(doc.source, status, doc.document_id, chunks=len(prepared.chunks)))

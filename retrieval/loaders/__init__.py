@@ -1,0 +1,150 @@
+"""Files and folders in, ``Document`` values (or ``LoadError`` values) out.
+
+``iter_documents`` walks the paths it is given, folders recursively in sorted order (hidden files
+and folders, whose names start with ".", are skipped), and hands each file to the loader for its
+extension: ``.md``/``.markdown``, ``.txt``, ``.html``/``.htm``, ``.pdf``, ``.jsonl``.
+
+It never raises for bad input. Each of these yields one ``LoadError`` and the walk goes on: a
+missing path, an unknown extension, an unreadable, empty or too large file, a binary or non-UTF-8
+text file, a malformed file (front matter, PDF, or one JSONL line), a document with no text or
+more text than ``max_document_chars``. (Two documents claiming one ``document_id`` are caught by
+the ingest, which sees every source of documents, not here.)
+
+A file's ``document_id`` is its path relative to the folder argument it was found under, in POSIX
+form (``"billing/refunds.md"``), or its name when the file itself was an argument; Markdown front
+matter may override it, and JSONL lines carry their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from retrieval.documents import BlockKind, Document
+from retrieval.loaders.common import LoadError, decode_text
+from retrieval.loaders.html import parse_html
+from retrieval.loaders.jsonl import parse_jsonl
+from retrieval.loaders.markdown import parse_markdown
+from retrieval.loaders.pdf import parse_pdf
+from retrieval.loaders.text import parse_text
+
+__all__ = ["SUPPORTED_EXTENSIONS", "LoadError", "iter_documents"]
+
+_TextParser = Callable[..., Document | LoadError]
+_TEXT_PARSERS: dict[str, _TextParser] = {
+    ".md": parse_markdown,
+    ".markdown": parse_markdown,
+    ".txt": parse_text,
+    ".html": parse_html,
+    ".htm": parse_html,
+}
+SUPPORTED_EXTENSIONS = (*_TEXT_PARSERS, ".pdf", ".jsonl")
+
+
+def iter_documents(
+    paths: Sequence[Path], *, max_file_bytes: int, max_document_chars: int
+) -> Iterator[Document | LoadError]:
+    """Every document found under ``paths``, in walk order, and a ``LoadError`` for each problem."""
+    for path in paths:
+        for found in _walk(path):
+            if isinstance(found, LoadError):
+                yield found
+                continue
+            file, document_id = found
+            for result in _load_file(file, document_id, max_file_bytes):
+                yield _checked(result, max_document_chars) if isinstance(result, Document) else result
+
+
+def _walk(path: Path) -> Iterator[tuple[Path, str] | LoadError]:
+    """Files to load, each with its default ``document_id``."""
+    if path.is_dir():
+        yield from _walk_folder(path, path, set())
+    elif path.is_file():
+        yield path, path.name
+    elif path.exists():
+        yield LoadError(str(path), "not a regular file or folder: give a file or a folder")
+    else:
+        yield LoadError(str(path), "no such file or folder: check the path")
+
+
+def _walk_folder(root: Path, folder: Path, seen: set[Path]) -> Iterator[tuple[Path, str] | LoadError]:
+    # Symlinked folders are followed, but never into a folder already being walked (a loop).
+    real = folder.resolve()
+    if real in seen:
+        return
+    try:
+        entries = sorted(folder.iterdir(), key=lambda entry: entry.name)
+    except OSError as error:
+        yield LoadError(str(folder), f"cannot list the folder ({error.strerror or error}): check its permissions")
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            yield from _walk_folder(root, entry, seen | {real})
+        elif entry.is_file():
+            yield entry, entry.relative_to(root).as_posix()
+        else:
+            yield LoadError(str(entry), "not a regular file (a broken link, socket or device): remove it or skip it")
+
+
+def _load_file(file: Path, document_id: str, max_file_bytes: int) -> Iterator[Document | LoadError]:
+    source = str(file)
+    suffix = file.suffix.lower()
+    if suffix not in SUPPORTED_EXTENSIONS:
+        kind = f"'{suffix}'" if suffix else "with no extension"
+        yield LoadError(
+            source, f"unsupported file type {kind}: convert it to one of {', '.join(SUPPORTED_EXTENSIONS)}"
+        )
+        return
+    try:
+        size = file.stat().st_size
+        if size == 0:
+            yield LoadError(source, "the file is empty: add text to it or remove it")
+            return
+        if size > max_file_bytes:
+            yield LoadError(
+                source,
+                f"the file is {size:,} bytes, over the limit of {max_file_bytes:,}: "
+                "split it or raise the file size limit",
+            )
+            return
+        data = file.read_bytes()
+    except OSError as error:
+        reason = error.strerror or error
+        yield LoadError(source, f"cannot read the file ({reason}): check that it exists and is readable")
+        return
+    if suffix == ".pdf":
+        yield parse_pdf(data, source=source, document_id=document_id, stem=file.stem)
+        return
+    text = decode_text(data, source)
+    if isinstance(text, LoadError):
+        yield text
+        return
+    if suffix == ".jsonl":
+        yield from _jsonl(text, source)
+        return
+    yield _TEXT_PARSERS[suffix](text, source=source, document_id=document_id, stem=file.stem)
+
+
+def _jsonl(text: str, source: str) -> Iterator[Document | LoadError]:
+    any_line = False
+    for result in parse_jsonl(text, source=source):
+        any_line = True
+        yield result
+    if not any_line:
+        yield LoadError(source, "the file has no JSON lines, only blank ones: add one document per line")
+
+
+def _checked(doc: Document, max_document_chars: int) -> Document | LoadError:
+    """``doc`` if it can be indexed, else why not."""
+    if not any(block.kind is BlockKind.PARAGRAPH for block in doc.blocks):
+        return LoadError(doc.source, "no text to index (only headings, front matter or whitespace): add text to it")
+    size = len(doc.text)
+    if size > max_document_chars:
+        return LoadError(
+            doc.source,
+            f"the document is {size:,} characters, over the limit of {max_document_chars:,}: "
+            "split it into smaller documents or raise the document size limit",
+        )
+    return doc

@@ -1,0 +1,419 @@
+"""The Weaviate collection that holds chunks, and the small registry of what each document's current version is.
+
+Schema (collection ``<name>``, one object per chunk, its UUID is the chunk id):
+
+- verbatim fields returned to callers: ``chunk_id, document_id, version, content_hash, ordinal, title,
+  section, page, url, updated_at, visibility, language, text`` — ``text`` is stored but not indexed;
+- searchable fields: ``body`` (title, section and text; ``word`` tokenization, for English, Russian and
+  other space-separated languages) and ``body_ja`` (the same text, Japanese tokenization), so one
+  collection serves queries in every language: the query's language picks the BM25 field;
+- the vector: whatever embedder built the index; its name is recorded in the collection description
+  and a different embedder on query is refused (``IndexMismatch``).
+
+Registry (collection ``<name>Document``, one object per document): the content hash and version now
+indexed. It is written last, after the new chunks are in and the old ones gone, so an interrupted
+ingest is retried rather than skipped.
+
+Visibility: ``["*"]`` is stored for documents visible everywhere; a channel sees ``"*"`` and its own id.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from weaviate.classes.config import Configure, DataType, Property, Tokenization, VectorDistances
+from weaviate.classes.data import DataObject
+from weaviate.classes.query import Filter, HybridFusion, MetadataQuery
+from weaviate.client import WeaviateAsyncClient
+from weaviate.collections import CollectionAsync
+from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateBaseError
+
+from retrieval.chunks import Chunk, ScoredChunk
+from retrieval.errors import first_line
+
+SCHEMA_VERSION = 1
+EVERYONE = "*"
+JA_TOKENIZATIONS = ("kagome_ja", "trigram", "gse")
+SearchMode = Literal["hybrid", "bm25", "vector"]
+
+_RETURNED = [
+    "chunk_id", "document_id", "version", "content_hash", "ordinal", "title", "section", "page",
+    "url", "updated_at", "visibility", "language", "text",
+]
+_REGISTRY_NAMESPACE = uuid.UUID("0b5e3c2a-63a4-4f0e-9a57-2d0e6f1c8b44")
+
+
+class StoreError(Exception):
+    """Weaviate refused an operation. One line: what failed and what to do."""
+
+
+class IndexMismatch(StoreError):
+    """The index was built with another embedder (or schema) than this run uses."""
+
+
+class IndexMissing(StoreError):
+    """Nothing has been ingested yet."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexInfo:
+    embedder: str
+    dim: int
+    ja_tokenization: str
+    schema_version: int = SCHEMA_VERSION
+
+    def to_description(self) -> str:
+        return json.dumps(
+            {"verbatim": {"embedder": self.embedder, "dim": self.dim, "ja_tokenization": self.ja_tokenization,
+                          "schema_version": self.schema_version}},
+            sort_keys=True,
+        )
+
+    @classmethod
+    def from_description(cls, description: str | None) -> IndexInfo | None:
+        try:
+            data = json.loads(description or "")["verbatim"]
+            return cls(str(data["embedder"]), int(data["dim"]), str(data["ja_tokenization"]), int(data["schema_version"]))
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecord:
+    """What the registry holds for one document: the version now indexed."""
+
+    document_id: str
+    content_hash: str
+    version: str | None
+    title: str
+    chunk_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaceOutcome:
+    document_id: str
+    error: str | None = None  # None when the document's chunks are now the new version's
+
+
+def body_text(chunk: Chunk) -> str:
+    """What BM25 sees for a chunk: title and section give the words a chunk's text leaves implicit."""
+    return "\n".join(part for part in (chunk.title, chunk.section or "", chunk.text) if part)
+
+
+def bm25_field(language: str) -> str:
+    return "body_ja" if language == "ja" else "body"
+
+
+def registry_uuid(document_id: str) -> str:
+    return str(uuid.uuid5(_REGISTRY_NAMESPACE, document_id))
+
+
+class ChunkStore:
+    """Chunks in Weaviate: replace a document's chunks by version, and hybrid search with visibility."""
+
+    def __init__(self, client: WeaviateAsyncClient, name: str) -> None:
+        self._client = client
+        self.name = name
+        self.registry_name = f"{name}Document"
+        self.info: IndexInfo | None = None
+
+    @property
+    def _chunks(self) -> CollectionAsync:
+        return self._client.collections.use(self.name)
+
+    @property
+    def _registry(self) -> CollectionAsync:
+        return self._client.collections.use(self.registry_name)
+
+    # -- schema --------------------------------------------------------------------------------
+
+    async def open(self, embedder: str, dim: int, *, ja_tokenization: str = "kagome_ja", create: bool) -> IndexInfo:
+        """Check (and with ``create``, make) the collections; refuse an index built by another embedder."""
+        try:
+            exists = await self._client.collections.exists(self.name)
+            if not exists:
+                if not create:
+                    raise IndexMissing(f"no documents are indexed in '{self.name}' yet: run `verbatim ingest PATH` first")
+                info = IndexInfo(embedder=embedder, dim=dim, ja_tokenization=ja_tokenization)
+                await self._create(info)
+            else:
+                config = await self._chunks.config.get()
+                info = IndexInfo.from_description(config.description)
+                if info is None:
+                    raise IndexMismatch(
+                        f"the Weaviate collection '{self.name}' was not made by Verbatim: "
+                        "set VERBATIM_COLLECTION to another name"
+                    )
+            if not await self._client.collections.exists(self.registry_name):
+                await self._create_registry()
+        except UnexpectedStatusCodeError as error:
+            raise StoreError(f"Weaviate refused to create the collection '{self.name}': {first_line(error)}") from error
+        if info.embedder != embedder:
+            raise IndexMismatch(
+                f"the index '{self.name}' was built with the embedder '{info.embedder}' but this run uses "
+                f"'{embedder}': set VERBATIM_EMBEDDER to match the index, or rebuild it with "
+                "`verbatim ingest --rebuild PATH...`"
+            )
+        self.info = info
+        return info
+
+    async def _create(self, info: IndexInfo) -> None:
+        def text(name: str, *, searchable: bool = False, filterable: bool = False,
+                 tokenization: Tokenization | None = None, array: bool = False) -> Property:
+            return Property(
+                name=name,
+                data_type=DataType.TEXT_ARRAY if array else DataType.TEXT,
+                index_searchable=searchable,
+                index_filterable=filterable,
+                tokenization=tokenization,
+            )
+
+        await self._client.collections.create(
+            self.name,
+            description=info.to_description(),
+            vector_config=Configure.Vectors.self_provided(
+                vector_index_config=Configure.VectorIndex.hnsw(distance_metric=VectorDistances.COSINE),
+            ),
+            inverted_index_config=Configure.inverted_index(bm25_b=0.75, bm25_k1=1.2),
+            properties=[
+                text("chunk_id", filterable=True, tokenization=Tokenization.FIELD),
+                text("document_id", filterable=True, tokenization=Tokenization.FIELD),
+                text("version", filterable=True, tokenization=Tokenization.FIELD),
+                text("content_hash", filterable=True, tokenization=Tokenization.FIELD),
+                Property(name="ordinal", data_type=DataType.INT, index_filterable=False, index_range_filters=False),
+                text("title"),
+                text("section"),
+                Property(name="page", data_type=DataType.INT, index_filterable=False, index_range_filters=False),
+                text("url"),
+                text("updated_at"),
+                text("visibility", filterable=True, tokenization=Tokenization.FIELD, array=True),
+                text("language", filterable=True, tokenization=Tokenization.FIELD),
+                text("text"),
+                text("body", searchable=True, tokenization=Tokenization.WORD),
+                text("body_ja", searchable=True, tokenization=Tokenization(info.ja_tokenization)),
+            ],
+        )
+
+    async def _create_registry(self) -> None:
+        await self._client.collections.create(
+            self.registry_name,
+            description="Verbatim: the version of each document now indexed",
+            vector_config=Configure.Vectors.self_provided(),
+            properties=[
+                Property(name="document_id", data_type=DataType.TEXT, tokenization=Tokenization.FIELD),
+                Property(name="content_hash", data_type=DataType.TEXT, tokenization=Tokenization.FIELD),
+                Property(name="version", data_type=DataType.TEXT, tokenization=Tokenization.FIELD),
+                Property(name="title", data_type=DataType.TEXT, index_searchable=False),
+                Property(name="chunk_count", data_type=DataType.INT),
+            ],
+        )
+
+    async def drop(self) -> None:
+        """Delete both collections (``ingest --rebuild``)."""
+        for name in (self.name, self.registry_name):
+            await self._client.collections.delete(name)
+        self.info = None
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    async def current(self, document_ids: Sequence[str]) -> dict[str, DocumentRecord]:
+        """The registry records of these documents (absent: never ingested)."""
+        if not document_ids:
+            return {}
+        records: dict[str, DocumentRecord] = {}
+        ids = list(dict.fromkeys(document_ids))
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            response = await self._registry.query.fetch_objects(
+                filters=Filter.by_property("document_id").contains_any(batch), limit=len(batch)
+            )
+            for obj in response.objects:
+                p = obj.properties
+                records[str(p["document_id"])] = DocumentRecord(
+                    document_id=str(p["document_id"]),
+                    content_hash=str(p["content_hash"]),
+                    version=_opt_str(p.get("version")),
+                    title=str(p.get("title") or ""),
+                    chunk_count=int(p.get("chunk_count") or 0),
+                )
+        return records
+
+    async def replace_documents(
+        self, documents: Sequence[tuple[DocumentRecord, Sequence[Chunk]]], vectors: Sequence[Sequence[float]] | np.ndarray
+    ) -> list[ReplaceOutcome]:
+        """Make each document's indexed chunks exactly the given ones (its new version).
+
+        New chunks go in first, then the document's chunks of any other version are deleted, then the
+        registry is updated: a search never sees a document with no chunks, and once this returns no
+        chunk of an old version is searchable. ``vectors`` rows follow the chunks in order.
+        A document any of whose chunks Weaviate rejects keeps its previous version and gets an error.
+        """
+        objects: list[DataObject[dict[str, Any], None]] = []
+        owner: list[int] = []
+        for doc_index, (_record, chunks) in enumerate(documents):
+            for chunk in chunks:
+                objects.append(DataObject(properties=_chunk_properties(chunk), uuid=chunk.chunk_id,
+                                          vector=np.asarray(vectors[len(objects)], dtype=np.float32).tolist()))
+                owner.append(doc_index)
+        if len(objects) != len(vectors):
+            raise ValueError(f"{len(objects)} chunks but {len(vectors)} vectors")
+
+        failed: dict[int, str] = {}
+        if objects:
+            try:
+                result = await self._chunks.data.insert_many(objects)
+            except WeaviateBaseError as error:
+                message = f"Weaviate rejected the batch: {first_line(error)}"
+                return [ReplaceOutcome(record.document_id, message) for record, _ in documents]
+            for index, err in result.errors.items():
+                failed.setdefault(owner[index], f"Weaviate rejected chunk {index}: {err.message}")
+
+        ok = [record for i, (record, _) in enumerate(documents) if i not in failed]
+        bad = [record for i, (record, _) in enumerate(documents) if i in failed]
+        try:
+            if bad:  # take back what did go in, so a failed document stays wholly at its old version
+                await self._delete_where(bad, same_hash=True)
+            if ok:
+                await self._delete_where(ok, same_hash=False)
+                await self._write_registry(ok, {r.document_id: len(c) for r, c in documents})
+        except WeaviateBaseError as error:
+            message = f"Weaviate failed while replacing old chunks: {first_line(error)}"
+            return [ReplaceOutcome(record.document_id, message) for record, _ in documents]
+        return [ReplaceOutcome(record.document_id, failed.get(i)) for i, (record, _) in enumerate(documents)]
+
+    async def _delete_where(self, records: Sequence[DocumentRecord], *, same_hash: bool) -> None:
+        for start in range(0, len(records), 100):
+            clauses = []
+            for record in records[start : start + 100]:
+                hash_filter = Filter.by_property("content_hash")
+                clauses.append(
+                    Filter.by_property("document_id").equal(record.document_id)
+                    & (hash_filter.equal(record.content_hash) if same_hash else hash_filter.not_equal(record.content_hash))
+                )
+            result = await self._chunks.data.delete_many(where=Filter.any_of(clauses))
+            if result.failed:
+                raise StoreError(f"Weaviate failed to delete {result.failed} old chunks; run the ingest again")
+
+    async def _write_registry(self, records: Sequence[DocumentRecord], chunk_counts: dict[str, int]) -> None:
+        result = await self._registry.data.insert_many([
+            DataObject(
+                uuid=registry_uuid(r.document_id),
+                properties={"document_id": r.document_id, "content_hash": r.content_hash, "version": r.version,
+                            "title": r.title, "chunk_count": chunk_counts[r.document_id]},
+            )
+            for r in records
+        ])
+        if result.has_errors:
+            first = next(iter(result.errors.values()))
+            raise StoreError(f"Weaviate rejected the document registry update: {first.message}")
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    async def search(
+        self,
+        query: str,
+        vector: np.ndarray | None,
+        *,
+        language: str,
+        channel: str | None,
+        limit: int,
+        alpha: float,
+        mode: SearchMode = "hybrid",
+    ) -> list[ScoredChunk]:
+        """Hybrid (or pure BM25 / pure vector) search over the chunks ``channel`` may see."""
+        filters = Filter.by_property("visibility").contains_any([EVERYONE, channel] if channel else [EVERYONE])
+        field = bm25_field(language)
+        try:
+            if mode == "bm25":
+                response = await self._chunks.query.bm25(
+                    query=query, query_properties=[field], limit=limit, filters=filters,
+                    return_metadata=MetadataQuery(score=True), return_properties=_RETURNED,
+                )
+                scores = [float(o.metadata.score or 0.0) for o in response.objects]
+            elif mode == "vector":
+                assert vector is not None
+                response = await self._chunks.query.near_vector(
+                    near_vector=vector.tolist(), limit=limit, filters=filters,
+                    return_metadata=MetadataQuery(distance=True), return_properties=_RETURNED,
+                )
+                scores = [1.0 - float(o.metadata.distance or 0.0) for o in response.objects]
+            else:
+                assert vector is not None
+                response = await self._chunks.query.hybrid(
+                    query=query, vector=vector.tolist(), alpha=alpha, query_properties=[field], limit=limit,
+                    filters=filters, fusion_type=HybridFusion.RELATIVE_SCORE,
+                    return_metadata=MetadataQuery(score=True), return_properties=_RETURNED,
+                )
+                scores = [float(o.metadata.score or 0.0) for o in response.objects]
+        except WeaviateBaseError as error:
+            raise StoreError(f"Weaviate search failed: {first_line(error)}") from error
+        return [
+            ScoredChunk(chunk=chunk_from_properties(o.properties), score=s, rank=i + 1)
+            for i, (o, s) in enumerate(zip(response.objects, scores))
+        ]
+
+    async def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        """Chunks by id, whatever their version (for review: the text a quote came from)."""
+        if not chunk_ids:
+            return {}
+        response = await self._chunks.query.fetch_objects(
+            filters=Filter.by_property("chunk_id").contains_any(list(chunk_ids)),
+            limit=len(chunk_ids), return_properties=_RETURNED,
+        )
+        return {str(o.properties["chunk_id"]): chunk_from_properties(o.properties) for o in response.objects}
+
+    async def count(self) -> int:
+        response = await self._chunks.aggregate.over_all(total_count=True)
+        return int(response.total_count or 0)
+
+
+def _chunk_properties(chunk: Chunk) -> dict[str, Any]:
+    body = body_text(chunk)
+    return {
+        "chunk_id": chunk.chunk_id,
+        "document_id": chunk.document_id,
+        "version": chunk.version,
+        "content_hash": chunk.content_hash,
+        "ordinal": chunk.ordinal,
+        "title": chunk.title,
+        "section": chunk.section,
+        "page": chunk.page,
+        "url": chunk.url,
+        "updated_at": chunk.updated_at,
+        "visibility": list(chunk.visibility) if chunk.visibility is not None else [EVERYONE],
+        "language": chunk.language,
+        "text": chunk.text,
+        "body": body,
+        "body_ja": body,
+    }
+
+
+def chunk_from_properties(p: dict[str, Any]) -> Chunk:
+    """A Weaviate object's properties as our ``Chunk`` (the only place that reads them)."""
+    visibility = tuple(str(v) for v in (p.get("visibility") or [EVERYONE]))
+    page = p.get("page")
+    return Chunk(
+        chunk_id=str(p["chunk_id"]),
+        document_id=str(p["document_id"]),
+        version=_opt_str(p.get("version")),
+        content_hash=str(p.get("content_hash") or ""),
+        ordinal=int(p.get("ordinal") or 0),
+        title=str(p.get("title") or ""),
+        section=_opt_str(p.get("section")),
+        page=int(page) if page is not None else None,
+        url=_opt_str(p.get("url")),
+        updated_at=_opt_str(p.get("updated_at")),
+        visibility=None if visibility == (EVERYONE,) else visibility,
+        language=str(p.get("language") or "en"),
+        text=str(p.get("text") or ""),
+    )
+
+
+def _opt_str(value: object) -> str | None:
+    return None if value is None or value == "" else str(value)
+

@@ -1,0 +1,171 @@
+"""Ingest and hybrid search against the real Weaviate: what an operator and a searcher would notice."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from retrieval.chunking import ChunkingConfig
+from retrieval.chunks import Chunk
+from retrieval.embedders.local import E5Embedder
+from retrieval.ingest import IngestLimits, IngestReport, Status, ingest, load_paths
+from retrieval.search import search
+from retrieval.search_config import SearchConfig
+from retrieval.store import ChunkStore, DocumentRecord, IndexMismatch, IndexMissing
+from tests.conftest import DEMO_CORPUS
+
+LIMITS = IngestLimits(max_file_bytes=1_000_000, max_document_chars=200_000)
+
+
+async def ingest_paths(store: ChunkStore, embedder: E5Embedder, *paths: Path, limits: IngestLimits = LIMITS) -> IngestReport:
+    return await ingest(load_paths(list(paths), limits), store=store, embedder=embedder, chunking=ChunkingConfig())
+
+
+async def top_documents(store: ChunkStore, embedder: E5Embedder, query: str, channel: str | None = None, k: int = 5) -> list[str]:
+    result = await search(query, store=store, embedder=embedder, config=SearchConfig(), channel=channel, limit=k)
+    return [hit.chunk.document_id for hit in result.hits]
+
+
+async def test_demo_corpus_is_ingested_then_skipped_when_unchanged(store: ChunkStore, embedder: E5Embedder) -> None:
+    first = await ingest_paths(store, embedder, DEMO_CORPUS)
+    assert first.failures == []
+    assert first.count(Status.INGESTED) == 7  # 5 files + 2 JSONL documents
+    assert first.chunks == await store.count()
+
+    again = await ingest_paths(store, embedder, DEMO_CORPUS)
+    assert again.count(Status.SKIPPED) == 7
+    assert again.count(Status.INGESTED) == again.count(Status.REPLACED) == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("How long do I have to get a refund for an annual plan?", "billing-refunds"),
+        ("How many failed sign-in attempts lock an account?", "accounts-password-reset"),
+        ("返品は何日以内に受け付けますか", "ja-shipping-returns"),
+        ("送料はいくらですか", "ja-shipping-returns"),
+        ("Когда обращение передаётся на вторую линию?", "ru-first-line-guide"),
+        ("Who posts status updates during an incident?", "status-page.html"),
+    ],
+)
+async def test_questions_in_each_language_find_their_document_first(
+    store: ChunkStore, embedder: E5Embedder, query: str, expected: str
+) -> None:
+    await ingest_paths(store, embedder, DEMO_CORPUS)
+    assert (await top_documents(store, embedder, query))[0] == expected
+
+
+async def test_results_carry_the_metadata_of_their_document(store: ChunkStore, embedder: E5Embedder) -> None:
+    await ingest_paths(store, embedder, DEMO_CORPUS)
+    result = await search("refund processing fee after 30 days", store=store, embedder=embedder, config=SearchConfig(), limit=1)
+    chunk = result.hits[0].chunk
+    assert (chunk.document_id, chunk.title, chunk.section, chunk.version, chunk.url) == (
+        "billing-refunds", "Refund policy", "Eligibility", "2026-09", "https://docs.example.com/billing/refunds")
+    assert "minus a 10% processing fee" in chunk.text
+    assert chunk.language == "en"
+
+
+async def test_a_channel_only_sees_documents_visible_to_it(store: ChunkStore, embedder: E5Embedder) -> None:
+    await ingest_paths(store, embedder, DEMO_CORPUS)
+    question = "Can a team lead approve a goodwill credit without finance?"
+    assert "leads-escalation-matrix" not in await top_documents(store, embedder, question, k=20)
+    assert "leads-escalation-matrix" not in await top_documents(store, embedder, question, channel="C0OTHER", k=20)
+    assert (await top_documents(store, embedder, question, channel="C0LEADS"))[0] == "leads-escalation-matrix"
+
+
+async def test_a_new_version_replaces_every_chunk_of_the_old_one(
+    tmp_path: Path, store: ChunkStore, embedder: E5Embedder
+) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(DEMO_CORPUS, corpus)
+    await ingest_paths(store, embedder, corpus)
+    refunds = corpus / "billing" / "refunds.md"
+    refunds.write_text(
+        refunds.read_text(encoding="utf-8")
+        .replace('version: "2026-09"', 'version: "2026-11"')
+        .replace("within 30 days of purchase", "within 45 days of purchase"),
+        encoding="utf-8",
+    )
+
+    report = await ingest_paths(store, embedder, corpus)
+    assert report.count(Status.REPLACED) == 1 and report.count(Status.SKIPPED) == 6
+
+    result = await search("annual plans refunded in full within days of purchase", store=store, embedder=embedder,
+                          config=SearchConfig(), limit=50)
+    refund_chunks = [h.chunk for h in result.hits if h.chunk.document_id == "billing-refunds"]
+    assert refund_chunks and {c.version for c in refund_chunks} == {"2026-11"}
+    assert not any("within 30 days of purchase" in c.text for c in refund_chunks)
+    assert (await store.current(["billing-refunds"]))["billing-refunds"].version == "2026-11"
+
+
+async def test_bad_files_fail_one_by_one_and_the_rest_goes_in(
+    tmp_path: Path, store: ChunkStore, embedder: E5Embedder
+) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "good.md").write_text("# Good\n\nThis document is fine and gets indexed.\n", encoding="utf-8")
+    (folder / "empty.txt").write_text("", encoding="utf-8")
+    (folder / "binary.txt").write_bytes(b"\x00\x01\x02 not text")
+    (folder / "latin1.txt").write_bytes("café crème".encode("latin-1"))
+    (folder / "notes.docx").write_bytes(b"PK\x03\x04")
+    (folder / "huge.txt").write_text("word " * 50_000, encoding="utf-8")
+    (folder / "docs.jsonl").write_text(
+        '{"document_id": "j1", "title": "One", "text": "First good line."}\n'
+        "{not json}\n"
+        '{"document_id": "j3", "title": "Three"}\n'
+        '{"document_id": "j4", "title": "Four", "text": "Fourth good line."}\n',
+        encoding="utf-8",
+    )
+
+    report = await ingest_paths(store, embedder, folder, limits=IngestLimits(max_file_bytes=1_000_000, max_document_chars=100_000))
+
+    assert report.count(Status.INGESTED) == 3  # good.md, j1, j4
+    failed = {f.source.replace(str(folder) + "/", ""): f.message for f in report.failures}
+    assert set(failed) == {"empty.txt", "binary.txt", "latin1.txt", "notes.docx", "huge.txt", "docs.jsonl:2", "docs.jsonl:3"}
+    assert "text" in failed["docs.jsonl:3"]
+    assert "UTF-8" in failed["latin1.txt"]
+
+
+async def test_two_files_claiming_one_document_id_fail_the_second(
+    tmp_path: Path, store: ChunkStore, embedder: E5Embedder
+) -> None:
+    for name in ("a.md", "b.md"):
+        (tmp_path / name).write_text(f"---\ndocument_id: same\n---\n# {name}\n\nSome text in {name}.\n", encoding="utf-8")
+    report = await ingest_paths(store, embedder, tmp_path / "a.md", tmp_path / "b.md")
+    assert report.count(Status.INGESTED) == 1
+    assert [f.source for f in report.failures] == [str(tmp_path / "b.md")]
+    assert "document_id 'same'" in (report.failures[0].message or "")
+
+
+async def test_a_chunk_weaviate_rejects_fails_its_document_only(store: ChunkStore, embedder: E5Embedder) -> None:
+    def chunk(doc: str) -> Chunk:
+        return Chunk(chunk_id=f"00000000-0000-4000-8000-{abs(hash(doc)) % 10**12:012d}", document_id=doc, version="1",
+                     content_hash="h", ordinal=0, title=doc, section=None, page=None, url=None, updated_at=None,
+                     visibility=None, language="en", text=f"text of {doc}")
+
+    good, bad = chunk("good"), chunk("bad")
+    vectors = np.stack([await embedder.embed_query("x"), await embedder.embed_query("y")])
+    await store.replace_documents([(DocumentRecord("good", "h", "1", "good", 1), [good])], vectors[:1])
+    # A vector of the wrong dimension is refused by Weaviate for that object alone.
+    wrong = [vectors[0].tolist(), vectors[1][:10].tolist()]
+    outcomes = await store.replace_documents(
+        [(DocumentRecord("good", "h2", "2", "good", 1), [good]), (DocumentRecord("bad", "h", "1", "bad", 1), [bad])],
+        np.array(wrong, dtype=object),
+    )
+    assert outcomes[0].error is None
+    assert outcomes[1].error is not None and "rejected" in outcomes[1].error
+    assert "bad" not in await store.current(["bad"])
+
+
+async def test_an_index_built_by_another_embedder_is_refused(store: ChunkStore, weaviate) -> None:
+    other = ChunkStore(weaviate.client, store.name)
+    with pytest.raises(IndexMismatch, match="VERBATIM_EMBEDDER"):
+        await other.open("use-multilingual-v3", 512, create=False)
+
+
+async def test_searching_before_any_ingest_says_what_to_do(weaviate) -> None:
+    with pytest.raises(IndexMissing, match="verbatim ingest"):
+        await ChunkStore(weaviate.client, "NeverCreated").open("e5-small-q4", 384, create=False)
