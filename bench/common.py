@@ -1,0 +1,104 @@
+"""Shared bench plumbing: a bench Weaviate, a vector cache, and writing tables into docs/benchmarks.md."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import re
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from retrieval.embedders import Embedder
+from retrieval.weaviate_server import WeaviateConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / "bench" / ".cache"
+BENCHMARKS_MD = ROOT / "docs" / "benchmarks.md"
+
+
+def bench_weaviate_config() -> WeaviateConfig:
+    """The bench's own embedded Weaviate: its own data folder and ports, so it never touches yours."""
+    return WeaviateConfig(
+        url=None, grpc_url=None, api_key=None, data_dir=CACHE / "weaviate",
+        binary_dir=Path(os.environ.get("WEAVIATE_BINARY_DIR", "~/.cache/weaviate-embedded")).expanduser(),
+        port=8131, grpc_port=50131, startup_timeout_s=120,
+    )
+
+
+class CachedEmbedder:
+    """An embedder whose document/query vectors are cached on disk by text, so quality sweeps re-embed nothing.
+
+    Only quality runs use it; throughput is always measured with the bare embedder.
+    """
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        CACHE.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(CACHE / f"vectors-{re.sub(r'[^A-Za-z0-9_.-]', '_', inner.name)}.sqlite3")
+        self._db.execute("CREATE TABLE IF NOT EXISTS v (k TEXT PRIMARY KEY, v BLOB)")
+
+    def _keys(self, kind: str, texts: Sequence[str]) -> list[str]:
+        return [hashlib.sha1(f"{kind}\x1f{t}".encode()).hexdigest() for t in texts]
+
+    async def _cached(self, kind: str, texts: Sequence[str]) -> np.ndarray:
+        keys = self._keys(kind, texts)
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(keys), 500):
+            part = keys[start : start + 500]
+            rows = self._db.execute(f"SELECT k, v FROM v WHERE k IN ({','.join('?' * len(part))})", part).fetchall()
+            found.update({k: np.frombuffer(v, dtype=np.float32) for k, v in rows})
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        if missing:
+            if kind == "q":
+                fresh = np.stack([await self.inner.embed_query(texts[i]) for i in missing])
+            else:
+                fresh = await self.inner.embed_documents([texts[i] for i in missing])
+            self._db.executemany("INSERT OR REPLACE INTO v VALUES (?, ?)",
+                                 [(keys[i], fresh[j].astype(np.float32).tobytes()) for j, i in enumerate(missing)])
+            self._db.commit()
+            found.update({keys[i]: fresh[j] for j, i in enumerate(missing)})
+        return np.stack([found[k] for k in keys]).astype(np.float32)
+
+    async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return await self._cached("d", texts)
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        return (await self._cached("q", [text]))[0]
+
+    async def aclose(self) -> None:
+        self._db.close()
+        await self.inner.aclose()
+
+
+def machine_line() -> str:
+    return f"{os.cpu_count()} CPU cores, {platform.machine()}, Python {platform.python_version()}"
+
+
+def write_section(name: str, markdown: str) -> None:
+    """Replace the section between this bench's markers in docs/benchmarks.md (other benches' stay)."""
+    start, end = f"<!-- bench:{name}:start -->", f"<!-- bench:{name}:end -->"
+    block = f"{start}\n{markdown.rstrip()}\n{end}"
+    text = BENCHMARKS_MD.read_text(encoding="utf-8") if BENCHMARKS_MD.exists() else "# Benchmarks\n"
+    if start in text and end in text:
+        text = text[: text.index(start)] + block + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    BENCHMARKS_MD.parent.mkdir(parents=True, exist_ok=True)
+    BENCHMARKS_MD.write_text(text, encoding="utf-8")
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    def cell(value: object) -> str:
+        return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)

@@ -1,0 +1,104 @@
+"""Readers for the shared evaluation data (../shared/eval/data), read in place, never copied.
+
+Each reader returns the passages as ``Document`` values (one paragraph block each, so the normal
+chunker runs over them) and the questions with the ids of their gold documents.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import gzip
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from retrieval.documents import Block, BlockKind, Document
+
+EVAL_DATA = Path(os.environ.get("VERBATIM_EVAL_DATA", Path(__file__).resolve().parents[2] / "shared" / "eval" / "data"))
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    id: str
+    text: str
+    gold: frozenset[str]  # relevant document ids
+    answers: tuple[str, ...] = ()  # gold answer spans (QA sets)
+    answerable: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    name: str
+    language: str
+    documents: list[Document]
+    queries: list[Query]
+
+
+def _jsonl(path: Path) -> Iterator[dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
+
+
+def _document(doc_id: str, title: str, text: str, language: str) -> Document:
+    return Document(document_id=doc_id, title=title, blocks=(Block(BlockKind.PARAGRAPH, text),),
+                    source=f"eval:{doc_id}", language=language)
+
+
+def _answers(raw: object) -> tuple[str, ...]:
+    items = ast.literal_eval(raw) if isinstance(raw, str) else raw
+    return tuple(a["text"] for a in items or [])
+
+
+def _qa(name: str, language: str, passages: Path, questions: Path) -> Dataset:
+    documents = [_document(p["passage_id"], p["title"].replace("_", " "), p["text"], language) for p in _jsonl(passages)]
+    queries = []
+    for q in _jsonl(questions):
+        answerable = str(q.get("is_impossible", "False")) != "True"
+        queries.append(Query(str(q["id"]), q["question"], frozenset({q["passage_id"]}),
+                             _answers(q.get("answers")), answerable))
+    return Dataset(name, language, documents, queries)
+
+
+def jsquad() -> Dataset:
+    base = EVAL_DATA / "jsquad-v1.3"
+    return _qa("jsquad", "ja", base / "valid.passages.jsonl.gz", base / "valid.qa.jsonl.gz")
+
+
+def jaquad() -> Dataset:
+    base = EVAL_DATA / "jaquad-dev"
+    return _qa("jaquad", "ja", base / "passages.jsonl.gz", base / "qa.jsonl.gz")
+
+
+def xquad(language: str) -> Dataset:
+    base = EVAL_DATA / "xquad-ru-en"
+    return _qa(f"xquad-{language}", language, base / f"{language}.passages.jsonl.gz", base / f"{language}.qa.jsonl.gz")
+
+
+def squad2() -> Dataset:
+    base = EVAL_DATA / "squad2-dev-half"
+    return _qa("squad2", "en", base / "passages.jsonl.gz", base / "qa.jsonl.gz")
+
+
+def scifact(split: str = "dev") -> Dataset:
+    base = EVAL_DATA / "scifact"
+    documents = [_document(d["doc_id"], d["title"], d["text"], "en") for d in _jsonl(base / "corpus.jsonl.gz")]
+    qrels: dict[str, set[str]] = {}
+    if split == "dev":
+        with open(base / "qrels_dev_cited.tsv", encoding="utf-8") as handle:
+            for row in csv.DictReader(handle, delimiter="\t"):
+                qrels.setdefault(row["query-id"], set()).add(row["corpus-id"])
+    queries = []
+    for claim in _jsonl(base / f"claims_{split}.jsonl.gz"):
+        if split == "dev":
+            gold = qrels.get(str(claim["id"]), set())
+        else:
+            cited = claim["cited_doc_ids"]
+            gold = set(map(str, ast.literal_eval(cited) if isinstance(cited, str) else cited))
+        if gold:
+            queries.append(Query(str(claim["id"]), claim["claim"], frozenset(gold)))
+    return Dataset(f"scifact-{split}", "en", documents, queries)

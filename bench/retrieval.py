@@ -1,0 +1,273 @@
+"""Retrieval benchmark: quality on the shared data through the real Weaviate, ingest throughput, search latency.
+
+    python -m bench.retrieval [--datasets scifact,jsquad,xquad-ru,xquad-en] [--embedders e5,use] [--quick]
+
+Writes its tables to docs/benchmarks.md (section "retrieval") and raw numbers to bench/out/retrieval.json.
+Vectors are cached in bench/.cache so sweeps re-embed nothing; throughput always uses the bare embedder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bench import data
+from bench.common import CACHE, ROOT, CachedEmbedder, bench_weaviate_config, machine_line, table, write_section
+from bench.metrics import dedupe_documents, hit_at, mrr_at, ndcg_at, percentile, recall_at
+from retrieval.chunking import ChunkingConfig, chunk_document
+from retrieval.embedders import Embedder
+from retrieval.embedders.local import E5Embedder, UseEmbedder
+from retrieval.ingest import ingest
+from retrieval.language import detect_language
+from retrieval.search import search
+from retrieval.search_config import SearchConfig
+from retrieval.store import ChunkStore, body_text
+from retrieval.weaviate_server import WeaviateHandle, connect
+
+ALPHAS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+BASELINE = {  # ../shared/eval/BASELINES.md, best method per dataset
+    "scifact-dev": "BM25 0.665 nDCG@10 / 0.886 R@100 (best: BM25); hybrid BM25+e5 0.610 / 0.938",
+    "jsquad": "BM25 char-bigram Hit@1 0.905 / Hit@10 0.976 / MRR 0.931 (best)",
+    "xquad-ru": "e5 Hit@1 0.902 / 0.995 / 0.940 (best)",
+    "xquad-en": "hybrid+sent Hit@1 0.948 / 0.998 / 0.970 (best); e5 0.937",
+}
+
+
+@dataclass
+class Row:
+    dataset: str
+    embedder: str
+    ja_tokenization: str
+    chunk_chars: int
+    method: str
+    metrics: dict[str, float]
+
+
+def make_embedder(name: str) -> Embedder:
+    return E5Embedder() if name == "e5" else UseEmbedder()
+
+
+async def indexed_store(handle: WeaviateHandle, dataset: data.Dataset, embedder: Embedder, *, ja_tok: str,
+                        chunk_chars: int) -> ChunkStore:
+    name = f"Bench_{dataset.name.replace('-', '_')}_{embedder.name.split('-')[0]}_{ja_tok}_{chunk_chars}"
+    store = ChunkStore(handle.client, name)
+    await store.open(embedder.name, embedder.dim, ja_tokenization=ja_tok, create=True)
+    started = time.perf_counter()
+    report = await ingest(dataset.documents, store=store, embedder=embedder,
+                          chunking=ChunkingConfig(max_chars=chunk_chars, min_chars=min(300, chunk_chars // 3)))
+    if report.failures:
+        raise SystemExit(f"bench ingest failed: {report.failures[0]}")
+    print(f"  indexed {name}: {report.summary()} in {time.perf_counter() - started:.0f} s", flush=True)
+    return store
+
+
+async def evaluate(store: ChunkStore, dataset: data.Dataset, embedder: Embedder, methods: Sequence[tuple[str, str, float]],
+                   queries: Sequence[data.Query], depth: int) -> dict[str, dict[str, float]]:
+    """methods: (label, mode, alpha). Returns label -> averaged metrics at document level."""
+    sums: dict[str, dict[str, float]] = {label: {} for label, _, _ in methods}
+    gate = asyncio.Semaphore(6)
+
+    async def one(query: data.Query) -> None:
+        vector = await embedder.embed_query(query.text)
+        language = detect_language(query.text)
+        async with gate:
+            for label, mode, alpha in methods:
+                hits = await store.search(query.text, vector, language=language, channel=None, limit=depth,
+                                          alpha=alpha, mode=mode)  # type: ignore[arg-type]
+                ranked = dedupe_documents([h.chunk.document_id for h in hits])
+                values = {
+                    "nDCG@10": ndcg_at(ranked, query.gold, 10), "R@100": recall_at(ranked, query.gold, 100),
+                    "Hit@1": hit_at(ranked, query.gold, 1), "Hit@10": hit_at(ranked, query.gold, 10),
+                    "MRR@10": mrr_at(ranked, query.gold, 10),
+                }
+                for key, value in values.items():
+                    sums[label][key] = sums[label].get(key, 0.0) + value
+
+    # Embed queries sequentially (one model thread anyway), search concurrently.
+    await asyncio.gather(*(one(q) for q in queries))
+    return {label: {k: v / len(queries) for k, v in m.items()} for label, m in sums.items()}
+
+
+def methods_grid() -> list[tuple[str, str, float]]:
+    return [("BM25", "bm25", 0.0), ("vector", "vector", 1.0)] + [(f"hybrid a={a}", "hybrid", a) for a in ALPHAS]
+
+
+async def quality(handle: WeaviateHandle, datasets: dict[str, data.Dataset], embedders: Sequence[str], quick: bool,
+                  rows: list[Row]) -> None:
+    for embedder_name in embedders:
+        embedder = CachedEmbedder(make_embedder(embedder_name))
+        try:
+            for dataset in datasets.values():
+                queries = dataset.queries[:200] if quick else dataset.queries
+                toks = ("kagome_ja", "trigram") if dataset.language == "ja" else ("kagome_ja",)
+                for ja_tok in toks:
+                    store = await indexed_store(handle, dataset, embedder, ja_tok=ja_tok, chunk_chars=1200)
+                    depth = 300 if dataset.name.startswith("scifact") else 50
+                    results = await evaluate(store, dataset, embedder, methods_grid(), queries, depth)
+                    for label, metrics in results.items():
+                        rows.append(Row(dataset.name, embedder_name, ja_tok, 1200, label, metrics))
+                    best = max(results.items(), key=lambda kv: kv[1]["nDCG@10" if "scifact" in dataset.name else "Hit@1"])
+                    print(f"  {dataset.name} {embedder_name} {ja_tok}: best {best[0]} {best[1]}", flush=True)
+        finally:
+            await embedder.aclose()
+
+
+async def chunk_sweep(handle: WeaviateHandle, rows: list[Row], quick: bool) -> None:
+    """Chunk size vs retrieval on SciFact (long abstracts) with the fast embedder: what size retrieves best."""
+    dataset = data.scifact("dev")
+    embedder = CachedEmbedder(make_embedder("use"))
+    try:
+        for chars in (400, 800, 1200, 2000, 4000):
+            store = await indexed_store(handle, dataset, embedder, ja_tok="kagome_ja", chunk_chars=chars)
+            results = await evaluate(store, dataset, embedder, [("BM25", "bm25", 0.0), ("hybrid a=0.3", "hybrid", 0.3)],
+                                     dataset.queries[:100] if quick else dataset.queries, 300)
+            for label, metrics in results.items():
+                rows.append(Row(dataset.name, "use", "kagome_ja", chars, label, metrics))
+    finally:
+        await embedder.aclose()
+
+
+async def throughput(handle: WeaviateHandle, embedders: Sequence[str], quick: bool) -> list[dict[str, object]]:
+    """Ingest chunks/s through the whole pipeline vs the bare embedder on the same texts."""
+    out = []
+    for embedder_name in embedders:
+        for dataset in (data.xquad("en"), data.jsquad()):
+            documents = dataset.documents[:120] if quick else dataset.documents
+            chunking = ChunkingConfig()
+            texts = [body_text(c) for d in documents for c in chunk_document(d, chunking)]
+            bare = make_embedder(embedder_name)
+            await bare.embed_documents(texts[:8])  # load the model before timing
+            started = time.perf_counter()
+            for start in range(0, len(texts), 64):
+                await bare.embed_documents(texts[start : start + 64])
+            bare_s = time.perf_counter() - started
+            await bare.aclose()
+
+            embedder = make_embedder(embedder_name)
+            await embedder.embed_documents(texts[:8])
+            store = ChunkStore(handle.client, f"Bench_throughput_{embedder_name}")
+            await store.drop()
+            await store.open(embedder.name, embedder.dim, create=True)
+            started = time.perf_counter()
+            report = await ingest(documents, store=store, embedder=embedder, chunking=chunking)
+            pipeline_s = time.perf_counter() - started
+            await store.drop()
+            await embedder.aclose()
+            out.append({"embedder": embedder_name, "dataset": dataset.name, "documents": len(documents),
+                        "chunks": len(texts), "bare_chunks_per_s": len(texts) / bare_s,
+                        "ingest_chunks_per_s": report.chunks / pipeline_s, "ratio": bare_s / pipeline_s})
+            print(f"  throughput {out[-1]}", flush=True)
+    return out
+
+
+async def latency(handle: WeaviateHandle, embedders: Sequence[str]) -> list[dict[str, object]]:
+    """`search` latency with the store warm, on the largest collection (SciFact), default settings."""
+    out = []
+    dataset = data.scifact("dev")
+    for embedder_name in embedders:
+        embedder = make_embedder(embedder_name)
+        store = ChunkStore(handle.client, f"Bench_scifact_dev_{embedder.name.split('-')[0]}_kagome_ja_1200")
+        await store.open(embedder.name, embedder.dim, create=False)
+        config = SearchConfig()
+        for q in dataset.queries[:20]:  # warm up the model and the store
+            await search(q.text, store=store, embedder=embedder, config=config)
+        timings = []
+        for q in dataset.queries:
+            started = time.perf_counter()
+            await search(q.text, store=store, embedder=embedder, config=config, limit=10)
+            timings.append((time.perf_counter() - started) * 1000)
+        await embedder.aclose()
+        out.append({"embedder": embedder_name, "queries": len(timings), "p50_ms": percentile(timings, 50),
+                    "p95_ms": percentile(timings, 95)})
+        print(f"  latency {out[-1]}", flush=True)
+    return out
+
+
+async def cold_start() -> list[float]:
+    """Seconds from nothing running to a ready embedded Weaviate holding the bench data."""
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        handle = await connect(bench_weaviate_config())
+        times.append(time.perf_counter() - started)
+        await handle.close()
+    return times
+
+
+def render(rows: list[Row], speed: list[dict], lat: list[dict], cold: list[float]) -> str:
+    parts = [
+        "## Retrieval (`python -m bench.retrieval`)",
+        "",
+        f"Machine: {machine_line()}. Real Weaviate Embedded, chunks of at most 1,200 characters, hybrid = Weaviate "
+        "relativeScoreFusion with the given alpha (0 = BM25, 1 = vector). Documents are ranked by their best chunk. "
+        "Baselines are from ../shared/eval/BASELINES.md (plain libraries, brute force, same data).",
+    ]
+    for dataset in dict.fromkeys(r.dataset for r in rows if r.chunk_chars == 1200):
+        subset = [r for r in rows if r.dataset == dataset and r.chunk_chars == 1200]
+        keys = ["nDCG@10", "R@100"] if dataset.startswith("scifact") else ["Hit@1", "Hit@10", "MRR@10"]
+        parts += ["", f"### {dataset}", "", f"Baseline to beat: {BASELINE.get(dataset, '-')}", ""]
+        parts.append(table(["embedder", "ja tokenization", "method", *keys],
+                           [[r.embedder, r.ja_tokenization if dataset.startswith('js') else "-", r.method,
+                             *[r.metrics[k] for k in keys]] for r in subset]))
+    sweep = [r for r in rows if r.dataset.startswith("scifact") and r.embedder == "use"]
+    if sweep:
+        parts += ["", "### Chunk size (SciFact, USE vectors)", ""]
+        parts.append(table(["max chars", "method", "nDCG@10", "R@100"],
+                           [[r.chunk_chars, r.method, r.metrics["nDCG@10"], r.metrics["R@100"]] for r in sweep]))
+    if speed:
+        parts += ["", "### Ingest throughput (whole pipeline vs the bare embedder on the same chunk texts)", ""]
+        parts.append(table(["embedder", "dataset", "documents", "chunks", "bare embedder chunks/s", "ingest chunks/s", "ratio"],
+                           [[s["embedder"], s["dataset"], s["documents"], s["chunks"], s["bare_chunks_per_s"],
+                             s["ingest_chunks_per_s"], s["ratio"]] for s in speed]))
+    if lat:
+        parts += ["", "### `search` latency, store warm (SciFact collection, 300 claims, k=10, embedding the query included)", ""]
+        parts.append(table(["embedder", "queries", "p50 ms", "p95 ms"],
+                           [[x["embedder"], x["queries"], x["p50_ms"], x["p95_ms"]] for x in lat]))
+    if cold:
+        parts += ["", f"Cold start of Weaviate Embedded with the bench data (3 runs): "
+                      f"{', '.join(f'{t:.1f} s' for t in cold)}."]
+    return "\n".join(parts)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--datasets", default="scifact,jsquad,xquad-ru,xquad-en")
+    parser.add_argument("--embedders", default="e5,use")
+    parser.add_argument("--skip", default="", help="comma list of: quality,sweep,throughput,latency,cold")
+    parser.add_argument("--quick", action="store_true", help="subsets only, to check the bench runs")
+    args = parser.parse_args()
+    loaders = {"scifact": lambda: data.scifact("dev"), "jsquad": data.jsquad, "jaquad": data.jaquad,
+               "xquad-ru": lambda: data.xquad("ru"), "xquad-en": lambda: data.xquad("en")}
+    datasets = {name: loaders[name]() for name in args.datasets.split(",")}
+    embedders = args.embedders.split(",")
+    skip = set(filter(None, args.skip.split(",")))
+    rows: list[Row] = []
+    speed: list[dict] = []
+    lat: list[dict] = []
+    handle = await connect(bench_weaviate_config())
+    try:
+        if "quality" not in skip:
+            await quality(handle, datasets, embedders, args.quick, rows)
+        if "sweep" not in skip:
+            await chunk_sweep(handle, rows, args.quick)
+        if "throughput" not in skip:
+            speed = await throughput(handle, embedders, args.quick)
+        if "latency" not in skip:
+            lat = await latency(handle, embedders)
+    finally:
+        await handle.close()
+    cold = [] if "cold" in skip else await cold_start()
+    (ROOT / "bench" / "out").mkdir(parents=True, exist_ok=True)
+    (ROOT / "bench" / "out" / "retrieval.json").write_text(json.dumps(
+        {"rows": [r.__dict__ for r in rows], "throughput": speed, "latency": lat, "cold_start_s": cold}, indent=1))
+    if not args.quick:
+        write_section("retrieval", render(rows, speed, lat, cold))
+    print(render(rows, speed, lat, cold))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,108 @@
+"""Every setting Verbatim reads, in one typed object, from the environment (and an optional ``.env``).
+
+Each field's environment variable is its name in upper case (``weaviate_url`` -> ``WEAVIATE_URL``).
+``.env.example`` lists them all with their defaults. Secrets are ``SecretStr``: they print as
+``**********`` and never reach logs or error messages.
+
+Settings are read once at start-up (``Settings()``) and passed to whatever needs them; the
+packages below ``bot`` receive small config dataclasses built here, not this object.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from retrieval.chunking import ChunkingConfig
+from retrieval.search_config import SearchConfig
+from retrieval.weaviate_server import WEAVIATE_VERSION, WeaviateConfig
+
+EmbedderName = Literal["auto", "e5", "use", "cohere"]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    # Where Verbatim keeps its data: the embedded Weaviate's files, the SQLite log, the journal.
+    verbatim_home: Path = Path(".verbatim")
+
+    # Weaviate: a server when WEAVIATE_URL is set, else Weaviate Embedded under VERBATIM_HOME.
+    weaviate_url: str | None = None
+    weaviate_grpc_url: str | None = None  # default: the same host as WEAVIATE_URL, port 50051
+    weaviate_api_key: SecretStr | None = None
+    weaviate_binary_dir: Path = Path("~/.cache/weaviate-embedded")
+    weaviate_embedded_port: int = 8079
+    weaviate_embedded_grpc_port: int = 50060
+    weaviate_startup_timeout_s: float = 60.0
+    verbatim_collection: str = "VerbatimChunk"
+    # BM25 tokenization of Japanese text, fixed when the collection is created (see docs/benchmarks.md).
+    verbatim_ja_tokenization: Literal["kagome_ja", "trigram", "gse"] = "kagome_ja"
+
+    # Embeddings: "auto" is Cohere when COHERE_API_KEY is set, else the local e5 model.
+    verbatim_embedder: EmbedderName = "auto"
+    embed_batch_size: int = Field(default=32, ge=1)
+
+    # Cohere (switched on by COHERE_API_KEY). COHERE_BASE_URL points the SDK elsewhere (a proxy, a test stand-in).
+    cohere_api_key: SecretStr | None = None
+    cohere_base_url: str | None = None
+    cohere_embed_model: str = "embed-multilingual-v3.0"
+    cohere_timeout_s: float = 20.0
+
+    # Hybrid search: alpha 0 is pure BM25, 1 pure vector; one alpha per query language.
+    search_limit: int = Field(default=40, ge=1, le=1000)
+    search_alpha_en: float = Field(default=0.5, ge=0.0, le=1.0)
+    search_alpha_ja: float = Field(default=0.5, ge=0.0, le=1.0)
+    search_alpha_ru: float = Field(default=0.5, ge=0.0, le=1.0)
+
+    # Ingestion limits and chunking.
+    chunk_max_chars: int = Field(default=1200, ge=200)
+    chunk_min_chars: int = Field(default=300, ge=0)
+    max_file_bytes: int = Field(default=50_000_000, ge=1)
+    max_document_chars: int = Field(default=5_000_000, ge=1)
+
+    # The exchange log: PostgreSQL in production (postgresql+asyncpg://…), else a SQLite file in VERBATIM_HOME.
+    database_url: SecretStr | None = None
+
+    log_level: str = "INFO"
+
+    @field_validator("weaviate_binary_dir", "verbatim_home")
+    @classmethod
+    def _expand_user(cls, value: Path) -> Path:
+        return value.expanduser()
+
+    @property
+    def embedder_name(self) -> Literal["e5", "use", "cohere"]:
+        if self.verbatim_embedder == "auto":
+            return "cohere" if self.cohere_api_key is not None else "e5"
+        return self.verbatim_embedder
+
+    def database_url_value(self) -> str:
+        """The SQLAlchemy URL of the exchange log (contains the password: never log it)."""
+        if self.database_url is not None:
+            return self.database_url.get_secret_value()
+        return f"sqlite+aiosqlite:///{(self.verbatim_home / 'verbatim.sqlite3').resolve()}"
+
+    def weaviate_config(self) -> WeaviateConfig:
+        return WeaviateConfig(
+            url=self.weaviate_url,
+            grpc_url=self.weaviate_grpc_url,
+            api_key=self.weaviate_api_key.get_secret_value() if self.weaviate_api_key else None,
+            data_dir=self.verbatim_home / "weaviate",
+            binary_dir=self.weaviate_binary_dir,
+            port=self.weaviate_embedded_port,
+            grpc_port=self.weaviate_embedded_grpc_port,
+            version=WEAVIATE_VERSION,
+            startup_timeout_s=self.weaviate_startup_timeout_s,
+        )
+
+    def search_config(self) -> SearchConfig:
+        return SearchConfig(
+            limit=self.search_limit,
+            alpha={"en": self.search_alpha_en, "ja": self.search_alpha_ja, "ru": self.search_alpha_ru},
+        )
+
+    def chunking_config(self) -> ChunkingConfig:
+        return ChunkingConfig(max_chars=self.chunk_max_chars, min_chars=self.chunk_min_chars)
