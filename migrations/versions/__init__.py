@@ -1,0 +1,1 @@
+"""One revision per schema change; Alembic skips this file."""
