@@ -22,7 +22,7 @@ demo: weaviate
 	$(BIN)/verbatim search "How long do I have to request a refund for an annual plan?" -k 3
 
 test: weaviate
-	$(BIN)/pytest
+	scripts/test.sh
 
 bench: weaviate
 	$(BIN)/python -m bench.retrieval

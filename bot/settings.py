@@ -66,6 +66,11 @@ class Settings(BaseSettings):
     # The exchange log: PostgreSQL in production (postgresql+asyncpg://…), else a SQLite file in VERBATIM_HOME.
     database_url: SecretStr | None = None
 
+    # The review desk web page (`verbatim review serve`): any bind address but loopback needs REVIEW_TOKEN.
+    review_host: str = "127.0.0.1"
+    review_port: int = Field(default=8765, ge=0, le=65535)
+    review_token: SecretStr | None = None
+
     log_level: str = "INFO"
 
     @field_validator("weaviate_binary_dir", "verbatim_home")
