@@ -20,12 +20,15 @@ CACHE = ROOT / "bench" / ".cache"
 BENCHMARKS_MD = ROOT / "docs" / "benchmarks.md"
 
 
-def bench_weaviate_config() -> WeaviateConfig:
-    """The bench's own embedded Weaviate: its own data folder and ports, so it never touches yours."""
+def bench_weaviate_config(slot: int = 0) -> WeaviateConfig:
+    """A bench's own embedded Weaviate: its own data folder and ports, so it never touches yours.
+
+    Benches that may run at the same time use different slots (each server owns its data folder).
+    """
     return WeaviateConfig(
-        url=None, grpc_url=None, api_key=None, data_dir=CACHE / "weaviate",
+        url=None, grpc_url=None, api_key=None, data_dir=CACHE / ("weaviate" if slot == 0 else f"weaviate-{slot}"),
         binary_dir=Path(os.environ.get("WEAVIATE_BINARY_DIR", "~/.cache/weaviate-embedded")).expanduser(),
-        port=8131, grpc_port=50131, startup_timeout_s=120,
+        port=8131 + slot, grpc_port=50131 + slot, startup_timeout_s=120,
     )
 
 

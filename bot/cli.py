@@ -11,6 +11,8 @@ import functools
 import json
 import logging
 import sys
+import uuid
+from datetime import datetime, timezone
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -21,8 +23,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from bot.runtime import open_retrieval
+from bot.answer.render import answer_text, citations, error_json, to_json
+from bot.answer.service import AnswerResult, Question, answer
+from bot.answer.query import Turn
+from bot.exchange_log import answered_record, failed_record
+from bot.runtime import Retrieval, Storage, build_answer_deps, open_retrieval, open_storage
 from bot.settings import Settings
+from retrieval.language import detect_language
+from storage.errors import StorageError
+from storage.journal import write_or_journal
+from storage.records import Source
 from retrieval.embedders import EmbeddingError
 from retrieval.ingest import IngestLimits, IngestReport, Outcome, Status, ingest, load_paths
 from retrieval.search import SearchResult, search
@@ -30,7 +40,9 @@ from retrieval.store import StoreError
 from retrieval.weaviate_server import ServerInstallError, StoreUnavailable, install_server
 
 T = TypeVar("T")
-_EXPECTED_ERRORS = (StoreUnavailable, StoreError, ServerInstallError, EmbeddingError)
+_EXPECTED_ERRORS = (StoreUnavailable, StoreError, ServerInstallError, EmbeddingError, StorageError)
+# Errors while answering one question: that question gets an error status; a batch goes on.
+_ANSWER_ERRORS = (StoreError, EmbeddingError)
 
 
 def _fail(message: str, code: int = 1) -> NoReturn:
@@ -214,3 +226,150 @@ def _print_search(query_id: str, result: SearchResult, as_json: bool) -> None:
         out.print(f"   {escape(excerpt[:300])}{'…' if len(excerpt) > 300 else ''}", highlight=False)
         if c.url:
             out.print(f"   [dim]{escape(c.url)}[/dim]")
+
+
+# -- ask / eval ----------------------------------------------------------------------------------
+
+
+async def _answer_and_log(question: Question, r: Retrieval, db: Storage, deps, source: Source) -> tuple[dict, AnswerResult | None]:
+    """Answer one question, log the exchange (or journal it), and return the ``ask --json`` object."""
+    exchange_id = str(uuid.uuid4())
+    created = datetime.now(timezone.utc)
+    try:
+        result = await answer(question, deps)
+    except _ANSWER_ERRORS as error:
+        language = detect_language(question.text)
+        record = failed_record(question.text, error, exchange_id=exchange_id, created_at=created, source=source,
+                               language=language)
+        await write_or_journal(db.sessions, db.journal, record)
+        payload = error_json(exchange_id, language) | {"error": str(error)}
+        return payload, None
+    record = answered_record(result, exchange_id=exchange_id, created_at=created, source=source)
+    await write_or_journal(db.sessions, db.journal, record)
+    return to_json(result, exchange_id), result
+
+
+@main.command("ask")
+@click.argument("question")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer as one JSON object (the `ask --json` contract).")
+@click.option("--channel", help="Answer as in this Slack channel: only documents visible there (default: public only).")
+@_run
+async def ask_command(question: str, as_json: bool, channel: str | None) -> None:
+    """Answer one question from the documents, every claim with a verified verbatim quote."""
+    if not question.strip():
+        _fail("the question is empty", code=2)
+    settings = _load_settings()
+    async with open_retrieval(settings) as r, open_storage(settings) as db:
+        payload, result = await _answer_and_log(Question(question, channel), r, db, build_answer_deps(settings, r), "cli")
+    if as_json:
+        click.echo(json.dumps(payload, ensure_ascii=False))
+    else:
+        _print_answer(payload, result)
+    if payload["status"] == "error":
+        click.echo(f"error: {payload.get('error')}", err=True)
+        sys.exit(1)
+
+
+def _print_answer(payload: dict, result: AnswerResult | None) -> None:
+    out = Console()
+    out.print(escape(str(payload["answer"])), highlight=False, soft_wrap=True)
+    if result is not None:
+        for view in citations(result):
+            if view.source.chunk.url:
+                out.print(f"[dim]  {view.id}: {escape(view.source.chunk.url)}[/dim]", highlight=False)
+    out.print(f"[dim]exchange {payload['exchange_id']} · {payload['timings_ms'].get('total', 0):.0f} ms[/dim]")
+
+
+@main.command("eval")
+@click.argument("questions_file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--out", "out_file", required=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="Where to write one `ask --json` object (with its id) per question.")
+@_run
+async def eval_command(questions_file: Path, out_file: Path) -> None:
+    """Answer every question of a JSONL file ({id, question, history?, channel?}) and summarise."""
+    settings = _load_settings()
+    questions, bad = _read_eval_questions(questions_file)
+    results: list[dict] = []
+    rejected = 0
+    async with open_retrieval(settings) as r, open_storage(settings) as db:
+        deps = build_answer_deps(settings, r)
+        with out_file.open("w", encoding="utf-8") as out:
+            for question_id, question in questions:
+                payload, result = await _answer_and_log(question, r, db, deps, "eval")
+                rejected += len(result.outcome.rejected) if result is not None else 0
+                payload = {"id": question_id} | payload
+                out.write(json.dumps(payload, ensure_ascii=False) + "\n")
+                results.append(payload)
+        shown = {c["chunk_id"] for p in results for c in p["citations"] + p["nearest"]}
+        chunks = await r.store.get_chunks(sorted(shown))
+    summary = eval_summary(results, rejected, {cid: c.text for cid, c in chunks.items()})
+    summary["bad_lines"] = bad
+    click.echo(json.dumps(summary, ensure_ascii=False, indent=1))
+    if bad or summary["quote_verbatim_rate"] not in (None, 1.0):
+        sys.exit(1)
+
+
+def eval_summary(results: list[dict], rejected: int, chunk_texts: dict[str, str]) -> dict[str, object]:
+    """The support team's metrics first: no-support share and wrong-quote share; then the rest."""
+    n = len(results)
+    by_status = {s: sum(1 for p in results if p["status"] == s) for s in ("answered", "no_support", "error")}
+    shown = [c for p in results for c in p["citations"]]
+    verbatim = [c["exact_quote"] in chunk_texts.get(c["chunk_id"], "") for c in shown]
+    totals = sorted(float(p["timings_ms"].get("total", 0.0)) for p in results if p["timings_ms"])
+
+    def share(k: int, of: int) -> float | None:
+        return round(k / of, 4) if of else None
+
+    def pct(q: float) -> float | None:
+        return round(totals[max(0, min(len(totals) - 1, -(-len(totals) * q // 100) - 1))], 1) if totals else None
+
+    return {
+        "questions": n,
+        "no_support_rate": share(by_status["no_support"], n),
+        "wrong_quote_rate": share(rejected, rejected + len(shown)),
+        "answered": by_status["answered"], "no_support": by_status["no_support"], "error": by_status["error"],
+        "quotes_shown": len(shown),
+        "quote_verbatim_rate": share(sum(verbatim), len(verbatim)),
+        "latency_ms_p50": pct(50), "latency_ms_p95": pct(95),
+    }
+
+
+def _read_eval_questions(path: Path) -> tuple[list[tuple[str, Question]], int]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        _fail(f"{path}: cannot read the questions file ({type(error).__name__}): it must be UTF-8 JSONL")
+    questions: list[tuple[str, Question]] = []
+    bad = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            item = None
+        problem = _eval_line_problem(item)
+        if problem:
+            click.echo(f"error: {path}:{number}: {problem}; line skipped", err=True)
+            bad += 1
+            continue
+        history = tuple(
+            Turn("user", h) if isinstance(h, str) else Turn(str(h.get("role", "user")), str(h.get("text", "")))
+            for h in item.get("history") or []
+        )
+        questions.append((str(item.get("id", number)), Question(item["question"], item.get("channel"), history)))
+    return questions, bad
+
+
+def _eval_line_problem(item: object) -> str | None:
+    if not isinstance(item, dict):
+        return 'expected a JSON object {"id", "question", "history"?, "channel"?}'
+    if not isinstance(item.get("question"), str) or not item["question"].strip():
+        return '"question" must be a non-empty string'
+    history = item.get("history")
+    if history is not None and (not isinstance(history, list) or not all(
+            isinstance(h, str) or (isinstance(h, dict) and isinstance(h.get("text"), str)) for h in history)):
+        return '"history" must be a list of strings or {"role", "text"} objects'
+    if item.get("channel") is not None and not isinstance(item["channel"], str):
+        return '"channel" must be a string'
+    return None

@@ -1,22 +1,37 @@
 """The composition root: builds the clients once from settings, hands them out, and closes them.
 
-Nothing else in the code base constructs a Weaviate client, a Cohere client or an embedder.
+Nothing else in the code base constructs a Weaviate client, a Cohere client, an embedder or a database
+engine.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
 import cohere
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from bot.answer.cohere_compose import CohereComposer
+from bot.answer.evidence import load_models
+from bot.answer.prompts import load_prompts
+from bot.answer.query import CohereQueryRewriter
+from bot.answer.service import AnswerConfig, AnswerDeps
 from bot.settings import Settings
 from retrieval.embedders import Embedder
 from retrieval.embedders.cohere_embed import CohereEmbedder
 from retrieval.embedders.local import E5Embedder, UseEmbedder
+from retrieval.rerank import CohereReranker, LocalReranker
 from retrieval.store import ChunkStore
 from retrieval.weaviate_server import WeaviateHandle, connect
+from storage import migrate
+from storage.db import check_schema, create_engine, create_session_factory, ensure_sqlite_directory, sqlite_path
+from storage.errors import DatabaseUnavailable, SchemaMissing, StorageError
+from storage.journal import Journal
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -25,6 +40,14 @@ class Retrieval:
     weaviate: WeaviateHandle
     store: ChunkStore
     embedder: Embedder
+    cohere: cohere.AsyncClientV2 | None
+
+
+@dataclass
+class Storage:
+    engine: AsyncEngine
+    sessions: async_sessionmaker[AsyncSession]
+    journal: Journal
 
 
 def build_cohere(settings: Settings) -> cohere.AsyncClientV2 | None:
@@ -62,4 +85,67 @@ async def open_retrieval(settings: Settings, *, create: bool = False, rebuild: b
         if rebuild:
             await store.drop()
         await store.open(embedder.name, embedder.dim, ja_tokenization=settings.verbatim_ja_tokenization, create=create)
-        yield Retrieval(settings=settings, weaviate=handle, store=store, embedder=embedder)
+        yield Retrieval(settings=settings, weaviate=handle, store=store, embedder=embedder, cohere=cohere_client)
+
+
+def build_answer_deps(settings: Settings, retrieval: Retrieval) -> AnswerDeps:
+    """The answer service's parts: local ones always, Cohere ones where the settings switch them on."""
+    prompts = load_prompts()
+    config = AnswerConfig(search=settings.search_config(), top_n=settings.answer_top_n,
+                          abstain_threshold=settings.abstain_threshold)
+    local = LocalReranker(sentence_weight={"en": settings.rerank_sentence_weight_en,
+                                           "ja": settings.rerank_sentence_weight_ja,
+                                           "ru": settings.rerank_sentence_weight_ru})
+    deps = AnswerDeps(store=retrieval.store, embedder=retrieval.embedder, config=config, local_reranker=local,
+                      abstain_models=load_models())
+    client = retrieval.cohere
+    if client is not None:
+        timeout = settings.cohere_timeout_s
+        if settings.uses_cohere("reranker"):
+            deps.reranker = CohereReranker(client, settings.cohere_rerank_model, timeout)
+        if settings.uses_cohere("composer"):
+            deps.composer = CohereComposer(client, settings.cohere_chat_model, prompts["compose"], timeout)
+            deps.rewriter = CohereQueryRewriter(client, settings.cohere_chat_model, prompts["standalone_query"], timeout)
+    return deps
+
+
+async def replay_journal(journal: Journal, sessions: async_sessionmaker[AsyncSession]) -> None:
+    """Write journaled exchanges to the database if it is back; keep them otherwise."""
+    try:
+        result = await journal.replay(sessions)
+    except StorageError as error:
+        log.warning("journal replay failed, will retry: %s", error)
+        return
+    if result.written:
+        log.info("wrote %d journaled exchanges to the database (%d still pending)", result.written, result.remaining)
+
+
+@asynccontextmanager
+async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
+    """The exchange log: an engine, its session factory and the journal; pending journal entries are replayed.
+
+    A fresh embedded SQLite file is created by running the migrations; any other database must be
+    migrated by its release step (`alembic upgrade head`), and an empty or stale one is refused with
+    that instruction.
+    """
+    url = settings.database_url_value()
+    if sqlite_path(url) is not None:
+        ensure_sqlite_directory(url)
+    engine = create_engine(url)
+    try:
+        try:
+            await check_schema(engine)
+        except SchemaMissing:
+            if sqlite_path(url) is None:
+                raise
+            await migrate.upgrade(url)
+        except DatabaseUnavailable as error:
+            # Keep answering: exchanges go to the journal until the database is back.
+            log.warning("the exchange log is unavailable, journaling exchanges: %s", error)
+        sessions = create_session_factory(engine)
+        settings.verbatim_home.mkdir(parents=True, exist_ok=True)
+        journal = Journal(settings.verbatim_home / "journal.jsonl")
+        await replay_journal(journal, sessions)
+        yield Storage(engine=engine, sessions=sessions, journal=journal)
+    finally:
+        await engine.dispose()

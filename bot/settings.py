@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from retrieval.chunking import ChunkingConfig
@@ -49,7 +49,13 @@ class Settings(BaseSettings):
     cohere_api_key: SecretStr | None = None
     cohere_base_url: str | None = None
     cohere_embed_model: str = "embed-multilingual-v3.0"
-    cohere_timeout_s: float = 20.0
+    cohere_rerank_model: str = "rerank-multilingual-v3.0"
+    cohere_chat_model: str = "command-r-plus-08-2024"
+    cohere_timeout_s: float = Field(default=20.0, gt=0)
+
+    # Which parts answer: "auto" is Cohere when COHERE_API_KEY is set, else the local one.
+    verbatim_reranker: Literal["auto", "local", "cohere"] = "auto"
+    verbatim_composer: Literal["auto", "extractive", "cohere"] = "auto"
 
     # Hybrid search: alpha 0 is pure BM25, 1 pure vector; one alpha per query language.
     search_limit: int = Field(default=40, ge=1, le=1000)
@@ -57,14 +63,40 @@ class Settings(BaseSettings):
     search_alpha_ja: float = Field(default=0.5, ge=0.0, le=1.0)
     search_alpha_ru: float = Field(default=0.5, ge=0.0, le=1.0)
 
+    # Answering: how many reranked chunks the composer sees; the local reranker's weight on each chunk's
+    # best-matching sentence, per language (0 keeps the hybrid order); the abstain threshold (empty: the
+    # shipped model's calibrated threshold).
+    answer_top_n: int = Field(default=5, ge=1, le=20)
+    rerank_sentence_weight_en: float = Field(default=1.0, ge=0.0)
+    rerank_sentence_weight_ja: float = Field(default=0.0, ge=0.0)
+    rerank_sentence_weight_ru: float = Field(default=1.0, ge=0.0)
+    abstain_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+
     # Ingestion limits and chunking.
-    chunk_max_chars: int = Field(default=1200, ge=200)
-    chunk_min_chars: int = Field(default=300, ge=0)
+    chunk_max_chars: int = Field(default=1200, ge=200, le=4000)
+    chunk_min_chars: int = Field(default=300, ge=0, le=4000)
     max_file_bytes: int = Field(default=50_000_000, ge=1)
     max_document_chars: int = Field(default=5_000_000, ge=1)
 
     # The exchange log: PostgreSQL in production (postgresql+asyncpg://…), else a SQLite file in VERBATIM_HOME.
     database_url: SecretStr | None = None
+
+    # Slack. HTTP mode (Events API at /slack/events on PORT) needs SLACK_SIGNING_SECRET; Socket Mode is used
+    # when SLACK_APP_TOKEN (xapp-…) is set. SLACK_API_URL is the Web API base for every call, Socket Mode's
+    # apps.connections.open included (a proxy, or a test stand-in).
+    slack_bot_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_api_url: str = "https://slack.com/api/"
+    port: int = Field(default=3000, ge=0, le=65535)
+    # Bearer token for POST /api/ask (the endpoint is off when unset).
+    api_token: SecretStr | None = None
+    # Who counts as a lead for flags (comma-separated user ids), or a Slack user group id; empty: everyone.
+    lead_user_ids: str = ""
+    lead_usergroup_id: str | None = None
+    # Reactions that flag a whole answer; :one: … :nine: flag citation S1 … S9.
+    flag_reactions: str = "x,triangular_flag_on_post"
+    working_reaction: str = "eyes"
 
     # The review desk web page (`verbatim review serve`): any bind address but loopback needs REVIEW_TOKEN.
     review_host: str = "127.0.0.1"
@@ -77,6 +109,16 @@ class Settings(BaseSettings):
     @classmethod
     def _expand_user(cls, value: Path) -> Path:
         return value.expanduser()
+
+    @model_validator(mode="after")
+    def _chunk_bounds(self) -> Settings:
+        if self.chunk_min_chars > self.chunk_max_chars:
+            raise ValueError("CHUNK_MIN_CHARS must not exceed CHUNK_MAX_CHARS")
+        return self
+
+    def uses_cohere(self, part: Literal["reranker", "composer"]) -> bool:
+        choice = self.verbatim_reranker if part == "reranker" else self.verbatim_composer
+        return choice == "cohere" or (choice == "auto" and self.cohere_api_key is not None)
 
     @property
     def embedder_name(self) -> Literal["e5", "use", "cohere"]:

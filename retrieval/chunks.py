@@ -43,3 +43,19 @@ class ScoredChunk:
     score: float
     rank: int  # 1-based rank in the search results
     rerank_score: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceSpan:
+    """A sentence of a chunk, by offsets into the chunk's text."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceHit:
+    chunk_id: str
+    start: int
+    end: int
+    score: float  # cosine similarity to the query vector

@@ -17,12 +17,16 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+import numpy as np
+
 from retrieval.chunking import ChunkingConfig, chunk_document
 from retrieval.chunks import Chunk
 from retrieval.documents import Document
 from retrieval.embedders import Embedder, EmbeddingError
 from retrieval.loaders import LoadError, iter_documents
-from retrieval.store import ChunkStore, DocumentRecord, ReplaceOutcome, body_text
+from retrieval.sentences import split_sentences
+from retrieval.chunks import SentenceSpan
+from retrieval.store import ChunkStore, DocumentRecord, IndexedChunk, ReplaceOutcome, body_text
 
 
 class Status(str, Enum):
@@ -70,7 +74,15 @@ class IngestReport:
 class _Prepared:
     document: Document
     chunks: tuple[Chunk, ...]
+    sentences: tuple[tuple[SentenceSpan, ...], ...]  # per chunk
     content_hash: str
+
+    def texts(self) -> list[str]:
+        """What gets embedded: each chunk (with its title and section), then each of its sentences."""
+        out = [body_text(c) for c in self.chunks]
+        for chunk, spans in zip(self.chunks, self.sentences):
+            out.extend(chunk.text[s.start : s.end] for s in spans)
+        return out
 
 
 # A batch is flushed once it holds this many chunks (or documents): big enough for efficient
@@ -137,7 +149,7 @@ async def ingest(
             if not changed:
                 continue
 
-            texts = [body_text(c) for p, _ in changed for c in p.chunks]
+            texts = [t for p, _ in changed for t in p.texts()]
             try:
                 vectors = await embedder.embed_documents(texts)
             except EmbeddingError as error:
@@ -166,19 +178,32 @@ def _next_batch(items: Iterator[Document | LoadError], chunking: ChunkingConfig)
             batch.append(item)
         else:
             pieces = tuple(chunk_document(item, chunking))
-            batch.append(_Prepared(item, pieces, item.content_hash()))
+            spans = tuple(
+                tuple(SentenceSpan(s.start, s.end) for s in split_sentences(c.text, c.language)) for c in pieces
+            )
+            batch.append(_Prepared(item, pieces, spans, item.content_hash()))
             chunks += len(pieces)
         if chunks >= _BATCH_CHUNKS or len(batch) >= _BATCH_DOCUMENTS:
             break
     return batch
 
 
-async def _write(store: ChunkStore, changed: list[tuple[_Prepared, bool]], vectors) -> list[tuple[_Prepared, ReplaceOutcome, bool]]:
-    documents = [
-        (DocumentRecord(p.document.document_id, p.content_hash, p.document.version, p.document.title, len(p.chunks)), p.chunks)
-        for p, _ in changed
-    ]
-    outcomes = await store.replace_documents(documents, vectors)
+async def _write(
+    store: ChunkStore, changed: list[tuple[_Prepared, bool]], vectors: np.ndarray
+) -> list[tuple[_Prepared, ReplaceOutcome, bool]]:
+    documents = []
+    row = 0
+    for p, _ in changed:
+        # Rows follow _Prepared.texts(): the document's chunks, then the sentences chunk by chunk.
+        chunk_rows = vectors[row : row + len(p.chunks)]
+        row += len(p.chunks)
+        items = []
+        for chunk, spans, vector in zip(p.chunks, p.sentences, chunk_rows):
+            items.append(IndexedChunk(chunk, vector, spans, vectors[row : row + len(spans)]))
+            row += len(spans)
+        record = DocumentRecord(p.document.document_id, p.content_hash, p.document.version, p.document.title, len(p.chunks))
+        documents.append((record, items))
+    outcomes = await store.replace_documents(documents)
     return [(p, o, existed) for (p, existed), o in zip(changed, outcomes)]
 
 

@@ -10,6 +10,11 @@ Schema (collection ``<name>``, one object per chunk, its UUID is the chunk id):
 - the vector: whatever embedder built the index; its name is recorded in the collection description
   and a different embedder on query is refused (``IndexMismatch``).
 
+Sentences (collection ``<name>Sentence``, one object per sentence of every chunk): the sentence's
+offsets in its chunk's text and its vector, in a flat (exact) vector index. Answering asks it which
+sentences of the top chunks are closest to the question: that is the local reranker's signal, the
+extractive composer's choice of quote, and a feature of the decision to abstain.
+
 Registry (collection ``<name>Document``, one object per document): the content hash and version now
 indexed. It is written last, after the new chunks are in and the old ones gone, so an interrupted
 ingest is retried rather than skipped.
@@ -33,10 +38,10 @@ from weaviate.client import WeaviateAsyncClient
 from weaviate.collections import CollectionAsync
 from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateBaseError
 
-from retrieval.chunks import Chunk, ScoredChunk
+from retrieval.chunks import Chunk, ScoredChunk, SentenceHit, SentenceSpan
 from retrieval.errors import first_line
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: sentence vectors
 EVERYONE = "*"
 JA_TOKENIZATIONS = ("kagome_ja", "trigram", "gse")
 SearchMode = Literal["hybrid", "bm25", "vector"]
@@ -46,6 +51,7 @@ _RETURNED = [
     "url", "updated_at", "visibility", "language", "text",
 ]
 _REGISTRY_NAMESPACE = uuid.UUID("0b5e3c2a-63a4-4f0e-9a57-2d0e6f1c8b44")
+_SENTENCE_NAMESPACE = uuid.UUID("9f1d2c7e-0a4b-4c3d-8e5f-6a7b8c9d0e1f")
 
 
 class StoreError(Exception):
@@ -95,6 +101,16 @@ class DocumentRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class IndexedChunk:
+    """One chunk to write: the chunk, its sentences, and their vectors."""
+
+    chunk: Chunk
+    vector: Sequence[float]
+    sentences: Sequence[SentenceSpan] = ()
+    sentence_vectors: Sequence[Sequence[float]] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ReplaceOutcome:
     document_id: str
     error: str | None = None  # None when the document's chunks are now the new version's
@@ -120,11 +136,16 @@ class ChunkStore:
         self._client = client
         self.name = name
         self.registry_name = f"{name}Document"
+        self.sentences_name = f"{name}Sentence"
         self.info: IndexInfo | None = None
 
     @property
     def _chunks(self) -> CollectionAsync:
         return self._client.collections.use(self.name)
+
+    @property
+    def _sentences(self) -> CollectionAsync:
+        return self._client.collections.use(self.sentences_name)
 
     @property
     def _registry(self) -> CollectionAsync:
@@ -149,8 +170,15 @@ class ChunkStore:
                         f"the Weaviate collection '{self.name}' was not made by Verbatim: "
                         "set VERBATIM_COLLECTION to another name"
                     )
+                if info.schema_version != SCHEMA_VERSION:
+                    raise IndexMismatch(
+                        f"the index '{self.name}' has schema version {info.schema_version} but this version of "
+                        f"Verbatim needs {SCHEMA_VERSION}: rebuild it with `verbatim ingest --rebuild PATH...`"
+                    )
             if not await self._client.collections.exists(self.registry_name):
                 await self._create_registry()
+            if not await self._client.collections.exists(self.sentences_name):
+                await self._create_sentences()
         except UnexpectedStatusCodeError as error:
             raise StoreError(f"Weaviate refused to create the collection '{self.name}': {first_line(error)}") from error
         if info.embedder != embedder:
@@ -213,9 +241,26 @@ class ChunkStore:
             ],
         )
 
+    async def _create_sentences(self) -> None:
+        await self._client.collections.create(
+            self.sentences_name,
+            description="Verbatim: sentence vectors of the chunks in " + self.name,
+            # Always searched within a handful of chunks: an exact flat index is both right and fast.
+            vector_config=Configure.Vectors.self_provided(
+                vector_index_config=Configure.VectorIndex.flat(distance_metric=VectorDistances.COSINE),
+            ),
+            properties=[
+                Property(name="chunk_id", data_type=DataType.TEXT, tokenization=Tokenization.FIELD, index_searchable=False),
+                Property(name="document_id", data_type=DataType.TEXT, tokenization=Tokenization.FIELD, index_searchable=False),
+                Property(name="content_hash", data_type=DataType.TEXT, tokenization=Tokenization.FIELD, index_searchable=False),
+                Property(name="start", data_type=DataType.INT, index_filterable=False, index_range_filters=False),
+                Property(name="end", data_type=DataType.INT, index_filterable=False, index_range_filters=False),
+            ],
+        )
+
     async def drop(self) -> None:
-        """Delete both collections (``ingest --rebuild``)."""
-        for name in (self.name, self.registry_name):
+        """Delete the collections (``ingest --rebuild``)."""
+        for name in (self.name, self.sentences_name, self.registry_name):
             await self._client.collections.delete(name)
         self.info = None
 
@@ -244,34 +289,48 @@ class ChunkStore:
         return records
 
     async def replace_documents(
-        self, documents: Sequence[tuple[DocumentRecord, Sequence[Chunk]]], vectors: Sequence[Sequence[float]] | np.ndarray
+        self, documents: Sequence[tuple[DocumentRecord, Sequence[IndexedChunk]]]
     ) -> list[ReplaceOutcome]:
-        """Make each document's indexed chunks exactly the given ones (its new version).
+        """Make each document's indexed chunks (and their sentences) exactly the given ones (its new version).
 
         New chunks go in first, then the document's chunks of any other version are deleted, then the
         registry is updated: a search never sees a document with no chunks, and once this returns no
-        chunk of an old version is searchable. ``vectors`` rows follow the chunks in order.
-        A document any of whose chunks Weaviate rejects keeps its previous version and gets an error.
+        chunk of an old version is searchable. A document any of whose objects Weaviate rejects keeps
+        its previous version and gets an error.
         """
-        objects: list[DataObject[dict[str, Any], None]] = []
-        owner: list[int] = []
-        for doc_index, (_record, chunks) in enumerate(documents):
-            for chunk in chunks:
-                objects.append(DataObject(properties=_chunk_properties(chunk), uuid=chunk.chunk_id,
-                                          vector=np.asarray(vectors[len(objects)], dtype=np.float32).tolist()))
-                owner.append(doc_index)
-        if len(objects) != len(vectors):
-            raise ValueError(f"{len(objects)} chunks but {len(vectors)} vectors")
+        chunk_objects: list[DataObject[dict[str, Any], None]] = []
+        chunk_owner: list[int] = []
+        sentence_objects: list[DataObject[dict[str, Any], None]] = []
+        sentence_owner: list[int] = []
+        for doc_index, (_record, items) in enumerate(documents):
+            for item in items:
+                chunk = item.chunk
+                chunk_objects.append(DataObject(properties=_chunk_properties(chunk), uuid=chunk.chunk_id,
+                                                vector=_floats(item.vector)))
+                chunk_owner.append(doc_index)
+                for span, vector in zip(item.sentences, item.sentence_vectors, strict=True):
+                    sentence_objects.append(DataObject(
+                        uuid=str(uuid.uuid5(_SENTENCE_NAMESPACE, f"{chunk.chunk_id}:{span.start}:{span.end}")),
+                        properties={"chunk_id": chunk.chunk_id, "document_id": chunk.document_id,
+                                    "content_hash": chunk.content_hash, "start": span.start, "end": span.end},
+                        vector=_floats(vector),
+                    ))
+                    sentence_owner.append(doc_index)
 
         failed: dict[int, str] = {}
-        if objects:
+        for collection, objects, owner, what in (
+            (self._chunks, chunk_objects, chunk_owner, "chunk"),
+            (self._sentences, sentence_objects, sentence_owner, "sentence"),
+        ):
+            if not objects:
+                continue
             try:
-                result = await self._chunks.data.insert_many(objects)
+                result = await collection.data.insert_many(objects)
             except WeaviateBaseError as error:
                 message = f"Weaviate rejected the batch: {first_line(error)}"
                 return [ReplaceOutcome(record.document_id, message) for record, _ in documents]
             for index, err in result.errors.items():
-                failed.setdefault(owner[index], f"Weaviate rejected chunk {index}: {err.message}")
+                failed.setdefault(owner[index], f"Weaviate rejected a {what} of this document: {err.message}")
 
         ok = [record for i, (record, _) in enumerate(documents) if i not in failed]
         bad = [record for i, (record, _) in enumerate(documents) if i in failed]
@@ -295,9 +354,10 @@ class ChunkStore:
                     Filter.by_property("document_id").equal(record.document_id)
                     & (hash_filter.equal(record.content_hash) if same_hash else hash_filter.not_equal(record.content_hash))
                 )
-            result = await self._chunks.data.delete_many(where=Filter.any_of(clauses))
-            if result.failed:
-                raise StoreError(f"Weaviate failed to delete {result.failed} old chunks; run the ingest again")
+            for collection in (self._chunks, self._sentences):
+                result = await collection.data.delete_many(where=Filter.any_of(clauses))
+                if result.failed:
+                    raise StoreError(f"Weaviate failed to delete {result.failed} old objects; run the ingest again")
 
     async def _write_registry(self, records: Sequence[DocumentRecord], chunk_counts: dict[str, int]) -> None:
         result = await self._registry.data.insert_many([
@@ -324,9 +384,16 @@ class ChunkStore:
         limit: int,
         alpha: float,
         mode: SearchMode = "hybrid",
+        exclude_documents: Sequence[str] = (),
     ) -> list[ScoredChunk]:
-        """Hybrid (or pure BM25 / pure vector) search over the chunks ``channel`` may see."""
+        """Hybrid (or pure BM25 / pure vector) search over the chunks ``channel`` may see.
+
+        ``exclude_documents`` leaves documents out inside Weaviate, before fusion (evaluation uses it to
+        ask questions whose answer was removed from the collection).
+        """
         filters = Filter.by_property("visibility").contains_any([EVERYONE, channel] if channel else [EVERYONE])
+        for document_id in exclude_documents:
+            filters = filters & Filter.by_property("document_id").not_equal(document_id)
         field = bm25_field(language)
         try:
             if mode == "bm25":
@@ -355,6 +422,24 @@ class ChunkStore:
         return [
             ScoredChunk(chunk=chunk_from_properties(o.properties), score=s, rank=i + 1)
             for i, (o, s) in enumerate(zip(response.objects, scores))
+        ]
+
+    async def sentence_hits(self, vector: np.ndarray, chunk_ids: Sequence[str], *, limit: int = 400) -> list[SentenceHit]:
+        """The sentences of these chunks, most similar to ``vector`` first (exact cosine)."""
+        if not chunk_ids:
+            return []
+        try:
+            response = await self._sentences.query.near_vector(
+                near_vector=_floats(vector), limit=limit,
+                filters=Filter.by_property("chunk_id").contains_any(list(dict.fromkeys(chunk_ids))),
+                return_metadata=MetadataQuery(distance=True), return_properties=["chunk_id", "start", "end"],
+            )
+        except WeaviateBaseError as error:
+            raise StoreError(f"Weaviate sentence search failed: {first_line(error)}") from error
+        return [
+            SentenceHit(str(o.properties["chunk_id"]), int(o.properties["start"]), int(o.properties["end"]),
+                        1.0 - float(o.metadata.distance or 0.0))
+            for o in response.objects
         ]
 
     async def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
@@ -412,6 +497,10 @@ def chunk_from_properties(p: dict[str, Any]) -> Chunk:
         language=str(p.get("language") or "en"),
         text=str(p.get("text") or ""),
     )
+
+
+def _floats(vector: Sequence[float] | np.ndarray) -> list[float]:
+    return np.asarray(vector, dtype=np.float32).tolist()
 
 
 def _opt_str(value: object) -> str | None:

@@ -73,6 +73,23 @@ async def store(weaviate: WeaviateHandle, embedder: E5Embedder) -> AsyncIterator
         await chunk_store.drop()
 
 
+@pytest.fixture(scope="session")
+async def demo_store(weaviate: WeaviateHandle, embedder: E5Embedder) -> AsyncIterator[ChunkStore]:
+    """The demo corpus, ingested once for the tests that only read it."""
+    from retrieval.chunking import ChunkingConfig
+    from retrieval.ingest import IngestLimits, ingest, load_paths
+
+    chunk_store = ChunkStore(weaviate.client, "DemoCorpus")
+    await chunk_store.open(embedder.name, embedder.dim, create=True)
+    report = await ingest(load_paths([DEMO_CORPUS], IngestLimits()), store=chunk_store, embedder=embedder,
+                          chunking=ChunkingConfig())
+    assert report.failures == [], report.failures
+    try:
+        yield chunk_store
+    finally:
+        await chunk_store.drop()
+
+
 @pytest.fixture
 def cli_env(tmp_path: Path, weaviate_config: WeaviateConfig, weaviate: WeaviateHandle) -> Iterator[dict[str, str]]:
     """Environment for running `verbatim` as a subprocess against the session's Weaviate (via WEAVIATE_URL)."""

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import shutil
+import uuid
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from retrieval.chunking import ChunkingConfig
@@ -14,7 +14,7 @@ from retrieval.embedders.local import E5Embedder
 from retrieval.ingest import IngestLimits, IngestReport, Status, ingest, load_paths
 from retrieval.search import search
 from retrieval.search_config import SearchConfig
-from retrieval.store import ChunkStore, DocumentRecord, IndexMismatch, IndexMissing
+from retrieval.store import ChunkStore, DocumentRecord, IndexedChunk, IndexMismatch, IndexMissing
 from tests.conftest import DEMO_CORPUS
 
 LIMITS = IngestLimits(max_file_bytes=1_000_000, max_document_chars=200_000)
@@ -142,22 +142,34 @@ async def test_two_files_claiming_one_document_id_fail_the_second(
 
 async def test_a_chunk_weaviate_rejects_fails_its_document_only(store: ChunkStore, embedder: E5Embedder) -> None:
     def chunk(doc: str) -> Chunk:
-        return Chunk(chunk_id=f"00000000-0000-4000-8000-{abs(hash(doc)) % 10**12:012d}", document_id=doc, version="1",
+        return Chunk(chunk_id=str(uuid.uuid5(uuid.NAMESPACE_URL, doc)), document_id=doc, version="1",
                      content_hash="h", ordinal=0, title=doc, section=None, page=None, url=None, updated_at=None,
                      visibility=None, language="en", text=f"text of {doc}")
 
     good, bad = chunk("good"), chunk("bad")
-    vectors = np.stack([await embedder.embed_query("x"), await embedder.embed_query("y")])
-    await store.replace_documents([(DocumentRecord("good", "h", "1", "good", 1), [good])], vectors[:1])
+    vector = await embedder.embed_query("x")
+    await store.replace_documents([(DocumentRecord("good", "h", "1", "good", 1), [IndexedChunk(good, vector)])])
     # A vector of the wrong dimension is refused by Weaviate for that object alone.
-    wrong = [vectors[0].tolist(), vectors[1][:10].tolist()]
-    outcomes = await store.replace_documents(
-        [(DocumentRecord("good", "h2", "2", "good", 1), [good]), (DocumentRecord("bad", "h", "1", "bad", 1), [bad])],
-        np.array(wrong, dtype=object),
-    )
+    outcomes = await store.replace_documents([
+        (DocumentRecord("good", "h2", "2", "good", 1), [IndexedChunk(good, vector)]),
+        (DocumentRecord("bad", "h", "1", "bad", 1), [IndexedChunk(bad, vector[:10])]),
+    ])
     assert outcomes[0].error is None
     assert outcomes[1].error is not None and "rejected" in outcomes[1].error
     assert "bad" not in await store.current(["bad"])
+    assert (await store.current(["good"]))["good"].version == "2"
+
+
+async def test_sentences_of_the_top_chunks_are_ranked_by_similarity(store: ChunkStore, embedder: E5Embedder) -> None:
+    await ingest_paths(store, embedder, DEMO_CORPUS)
+    question = "How long is the password reset link valid?"
+    result = await search(question, store=store, embedder=embedder, config=SearchConfig(), limit=3)
+    chunks = {h.chunk.chunk_id: h.chunk for h in result.hits}
+    sentences = await store.sentence_hits(await embedder.embed_query(question), list(chunks))
+    assert {s.chunk_id for s in sentences} <= set(chunks)
+    best = sentences[0]
+    assert chunks[best.chunk_id].text[best.start : best.end] == "The reset link is valid for 60 minutes and can be used once."
+    assert [s.score for s in sentences] == sorted((s.score for s in sentences), reverse=True)
 
 
 async def test_an_index_built_by_another_embedder_is_refused(store: ChunkStore, weaviate) -> None:

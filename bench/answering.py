@@ -1,0 +1,86 @@
+"""Running the real answer service over the shared data: shared by the abstain, rerank and answer benches."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from bench import data
+from bench.common import CachedEmbedder
+from bot.answer.service import AnswerDeps, AnswerResult, Question, answer
+from bot.answer.types import Answered
+from retrieval.chunking import ChunkingConfig
+from retrieval.chunks import ScoredChunk
+from retrieval.embedders import Embedder
+from retrieval.ingest import ingest
+from retrieval.store import ChunkStore
+from retrieval.weaviate_server import WeaviateHandle
+
+
+class ExcludingStore:
+    """A store that leaves some documents out of every search, as if they had been removed (evaluation only)."""
+
+    def __init__(self, store: ChunkStore, exclude: Sequence[str]) -> None:
+        self._store = store
+        self._exclude = tuple(exclude)
+
+    async def search(self, query: str, vector: np.ndarray | None, **kwargs: object) -> list[ScoredChunk]:
+        return await self._store.search(query, vector, exclude_documents=self._exclude, **kwargs)  # type: ignore[arg-type]
+
+    async def sentence_hits(self, vector: np.ndarray, chunk_ids: Sequence[str], *, limit: int = 400):  # noqa: ANN201
+        return await self._store.sentence_hits(vector, chunk_ids, limit=limit)
+
+
+async def dataset_store(handle: WeaviateHandle, dataset: data.Dataset, embedder: Embedder | CachedEmbedder) -> ChunkStore:
+    name = f"Answer_{dataset.name.replace('-', '_')}_{embedder.name.split('-')[0]}"
+    store = ChunkStore(handle.client, name)
+    await store.open(embedder.name, embedder.dim, create=True)
+    report = await ingest(dataset.documents, store=store, embedder=embedder, chunking=ChunkingConfig())
+    if report.failures:
+        raise SystemExit(f"bench ingest failed: {report.failures[0]}")
+    return store
+
+
+def _fold(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    query: data.Query
+    result: AnswerResult
+    gold_removed: bool
+
+    @property
+    def gold_at_1(self) -> bool:
+        return bool(self.result.sources) and self.result.sources[0].chunk.document_id in self.query.gold and not self.gold_removed
+
+    @property
+    def quote_has_answer(self) -> bool:
+        """Some shown quote contains a gold answer (what the asker needs), from the gold paragraph."""
+        if self.gold_removed or not self.query.answerable or not self.query.answers:
+            return False
+        quotes = [q for c in self._claims() for q in c.quotes if q.source.chunk.document_id in self.query.gold]
+        return any(_fold(a) in _fold(q.text) for a in self.query.answers for q in quotes)
+
+    def _claims(self):  # noqa: ANN202
+        outcome = self.result.outcome
+        # Claims withheld for weak evidence count too: the bench asks whether answering would have been right.
+        return outcome.claims if isinstance(outcome, Answered) else outcome.withheld
+
+
+async def run_questions(deps: AnswerDeps, store: ChunkStore, queries: Sequence[data.Query], *,
+                        remove_gold: bool = False) -> list[Judged]:
+    judged = []
+    for query in queries:
+        if remove_gold:
+            deps.store = ExcludingStore(store, sorted(query.gold))  # type: ignore[assignment]
+        else:
+            deps.store = store
+        result = await answer(Question(query.text), deps)
+        judged.append(Judged(query, result, remove_gold))
+    deps.store = store
+    return judged

@@ -1,0 +1,184 @@
+"""The one orchestration function: a question in, a verified answer (or an honest no-support) out.
+
+    query -> search -> rerank -> compose -> verify -> decide
+
+Clients are passed in (``AnswerDeps``), built once at start-up. Remote parts (Cohere rerank, chat, query
+rewrite) fall back to the local ones on failure, and the route actually taken is part of the result.
+Errors of the store or the embedder propagate: the caller turns them into an error reply and a logged
+exchange.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bot.answer.cohere_compose import CohereComposer, CompositionFailed
+from bot.answer.evidence import AbstainModel, Evidence, evidence
+from bot.answer.extractive import ExtractiveConfig, ScoredSentence, compose_extractive, score_sentences
+from bot.answer.query import CohereQueryRewriter, Turn, standalone_query
+from bot.answer.quotes import verify
+from bot.answer.types import Answered, NoSupport, NoSupportReason, Outcome, Source
+from retrieval.chunks import ScoredChunk, SentenceHit
+from retrieval.embedders import Embedder
+from retrieval.language import detect_language
+from retrieval.rerank import LocalReranker, Reranker, RerankError
+from retrieval.search_config import SearchConfig
+from retrieval.store import ChunkStore
+
+EXTRACTIVE = "extractive"
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    text: str
+    channel: str | None = None  # visibility: only documents visible here (None: public documents only)
+    history: tuple[Turn, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerConfig:
+    search: SearchConfig = field(default_factory=SearchConfig)
+    top_n: int = 5  # sources offered to the composer
+    nearest: int = 3  # fragments shown with a no-support answer
+    sentence_limit: int = 400
+    abstain_threshold: float | None = None  # None: the shipped model's own threshold
+    cohere_min_relevance: float = 0.02  # below this Cohere Rerank score the evidence is too weak
+    extractive: ExtractiveConfig = field(default_factory=ExtractiveConfig)
+
+
+@dataclass
+class AnswerDeps:
+    store: ChunkStore
+    embedder: Embedder
+    config: AnswerConfig
+    local_reranker: LocalReranker = field(default_factory=LocalReranker)
+    abstain_models: dict[str, AbstainModel] = field(default_factory=dict)
+    reranker: Reranker | None = None  # Cohere Rerank, when configured
+    composer: CohereComposer | None = None  # Cohere Chat, when configured
+    rewriter: CohereQueryRewriter | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    embedder: str
+    reranker: str
+    composer: str
+    prompt_version: str | None = None
+    fallbacks: tuple[str, ...] = ()  # why a remote part was not used, e.g. "compose: http_500"
+
+    def to_json(self) -> dict[str, object]:
+        return {"embedder": self.embedder, "reranker": self.reranker, "composer": self.composer,
+                "prompt_version": self.prompt_version, "fallbacks": list(self.fallbacks)}
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerResult:
+    question: Question
+    query: str
+    language: str  # the asker's language: what the answer text is written in
+    outcome: Outcome
+    retrieved: tuple[ScoredChunk, ...]  # every search hit, in search order, rerank scores where reranked
+    sources: tuple[Source, ...]  # what the composer saw
+    best_sentences: tuple[ScoredSentence, ...]  # of the sources, best first (for nearest fragments)
+    evidence: Evidence | None
+    evidence_probability: float | None
+    route: Route
+    timings_ms: dict[str, float]
+
+
+async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
+    started = time.perf_counter()
+    fallbacks: list[str] = []
+    config = deps.config
+
+    if deps.rewriter is not None and question.history:
+        query, why = await deps.rewriter.rewrite(question.text, question.history)
+        if why:
+            fallbacks.append(f"query: {why}")
+    else:
+        query = standalone_query(question.text, question.history)
+    language = detect_language(question.text)
+    query_language = detect_language(query)
+
+    vector = await deps.embedder.embed_query(query)
+    hits = await deps.store.search(query, vector, language=query_language, channel=question.channel,
+                                   limit=config.search.limit, alpha=config.search.alpha_for(query_language))
+    searched = time.perf_counter()
+
+    sentences: list[SentenceHit] = []
+    if hits:
+        sentences = await deps.store.sentence_hits(vector, [h.chunk.chunk_id for h in hits], limit=config.sentence_limit)
+    reranker_name = deps.local_reranker.name
+    top: list[ScoredChunk] = []
+    if hits and deps.reranker is not None:
+        try:
+            top = await deps.reranker.rerank(query, query_language, hits, sentences, config.top_n)
+            reranker_name = deps.reranker.name
+        except RerankError as error:
+            fallbacks.append(f"rerank: {error}")
+    if hits and not top:
+        top = await deps.local_reranker.rerank(query, query_language, hits, sentences, config.top_n)
+    reranked = time.perf_counter()
+
+    sources = tuple(Source(f"S{i + 1}", h.chunk, h.rank, h.score, h.rerank_score) for i, h in enumerate(top))
+    scored = score_sentences(query, query_language, sources, sentences, config.extractive)
+    composer_name, prompt_version = EXTRACTIVE, None
+    draft = None
+    if sources and deps.composer is not None:
+        try:
+            draft = await deps.composer.compose(question.text, sources, [(t.role, t.text) for t in question.history])
+            composer_name, prompt_version = deps.composer.name, deps.composer.prompt_version
+        except CompositionFailed as error:
+            fallbacks.append(f"compose: {error.kind}")
+    if draft is None:
+        draft = compose_extractive(query, query_language, sources, sentences, config.extractive)
+    composed = time.perf_counter()
+
+    verification = verify(draft, sources)
+    features = evidence(query, query_language, scored)
+    probability = None
+    outcome: Outcome
+    if not sources:
+        outcome = NoSupport(NoSupportReason.NOTHING_FOUND, ())
+    else:
+        nearest = sources[: config.nearest]
+        weak, probability = _evidence_is_weak(deps, composer_name, top, features)
+        if not verification.claims:
+            outcome = NoSupport(NoSupportReason.NO_VERIFIED_CLAIM, nearest, verification.rejected)
+        elif weak:
+            outcome = NoSupport(NoSupportReason.LOW_EVIDENCE, nearest, verification.rejected, verification.claims)
+        else:
+            outcome = Answered(verification.claims, verification.rejected)
+    verified = time.perf_counter()
+
+    route = Route(deps.embedder.name, reranker_name, composer_name, prompt_version, tuple(fallbacks))
+    timings = {
+        "search": (searched - started) * 1000, "rerank": (reranked - searched) * 1000,
+        "compose": (composed - reranked) * 1000, "verify": (verified - composed) * 1000,
+        "total": (verified - started) * 1000,
+    }
+    return AnswerResult(question, query, language, outcome, tuple(hits_with_rerank(hits, top)), sources,
+                        tuple(scored), features, probability, route, timings)
+
+
+def _evidence_is_weak(deps: AnswerDeps, composer: str, top: Sequence[ScoredChunk],
+                      features: Evidence | None) -> tuple[bool, float | None]:
+    """(too weak to answer?, the model's probability when the local model decided)."""
+    if composer != EXTRACTIVE:
+        # A generative composer returns no claims when unsupported; Cohere Rerank's score guards the rest.
+        best = top[0].rerank_score if top else None
+        return (best is not None and best < deps.config.cohere_min_relevance), None
+    model = deps.abstain_models.get(deps.embedder.name)
+    if model is None or features is None:
+        return features is None, None
+    probability = model.probability(features)
+    threshold = deps.config.abstain_threshold if deps.config.abstain_threshold is not None else model.threshold
+    return probability < threshold, probability
+
+
+def hits_with_rerank(hits: Sequence[ScoredChunk], top: Sequence[ScoredChunk]) -> list[ScoredChunk]:
+    """All hits in search order, carrying the rerank score of those that were reranked into the top."""
+    reranked = {h.chunk.chunk_id: h.rerank_score for h in top}
+    return [ScoredChunk(h.chunk, h.score, h.rank, reranked.get(h.chunk.chunk_id)) for h in hits]

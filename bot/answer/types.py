@@ -1,0 +1,107 @@
+"""The values an answer is made of. Types say what happened: a verified quote carries its span in its chunk,
+a rejected quote carries the reason, an answer is ``Answered`` or ``NoSupport``.
+
+No I/O here and nothing imported from Slack, Weaviate or Cohere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from retrieval.chunks import Chunk
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A retrieved chunk offered to the composer under a label ("S1" …), with how it was found."""
+
+    label: str
+    chunk: Chunk
+    search_rank: int
+    search_score: float
+    rerank_score: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DraftQuote:
+    source: str  # the label of the source it claims to come from
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class DraftClaim:
+    text: str
+    quotes: tuple[DraftQuote, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """What a composer proposes. Nothing in it is trusted until ``quotes.verify`` has checked it."""
+
+    claims: tuple[DraftClaim, ...]
+
+
+class Rejection(str, Enum):
+    UNKNOWN_SOURCE = "unknown_source"  # cites a label that was never offered
+    EMPTY_QUOTE = "empty_quote"  # nothing left after normalising, or no letter or digit
+    NOT_IN_SOURCE = "not_in_source"  # not in the cited chunk, nor in any other
+    IN_OTHER_SOURCE = "in_other_source"  # in another offered chunk, not the cited one
+    UNSAFE = "unsafe"  # overlaps text addressed to the assistant (prompt injection)
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedQuote:
+    """A quote that is, character for character, ``source.chunk.text[start:end]``."""
+
+    source: Source
+    start: int
+    end: int
+
+    @property
+    def text(self) -> str:
+        return self.source.chunk.text[self.start : self.end]
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedQuote:
+    claim: str
+    source_label: str
+    text: str
+    reason: Rejection
+    source: Source | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    text: str
+    quotes: tuple[VerifiedQuote, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    claims: tuple[Claim, ...]
+    rejected: tuple[RejectedQuote, ...]
+
+
+class NoSupportReason(str, Enum):
+    NOTHING_FOUND = "nothing_found"  # the search returned nothing the asker may see
+    LOW_EVIDENCE = "low_evidence"  # the evidence score is under the threshold
+    NO_VERIFIED_CLAIM = "no_verified_claim"  # the composer proposed nothing that survived verification
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    claims: tuple[Claim, ...]
+    rejected: tuple[RejectedQuote, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NoSupport:
+    reason: NoSupportReason
+    nearest: tuple[Source, ...]
+    rejected: tuple[RejectedQuote, ...] = ()
+    withheld: tuple[Claim, ...] = ()  # verified claims not shown because the evidence was too weak
+
+
+Outcome = Answered | NoSupport
