@@ -27,6 +27,7 @@ from bot.answer.render import answer_text, citations, error_json, to_json
 from bot.answer.service import AnswerResult, Question, answer
 from bot.answer.query import Turn
 from bot.exchange_log import answered_record, failed_record
+from bot.review.cli import review
 from bot.runtime import Retrieval, Storage, build_answer_deps, open_retrieval, open_storage
 from bot.settings import Settings
 from retrieval.language import detect_language
@@ -80,6 +81,9 @@ def main(verbose: bool) -> None:
     """Verbatim: answers from your documents, every claim with a verified verbatim quote."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
+
+
+main.add_command(review)
 
 
 # -- weaviate ------------------------------------------------------------------------------------

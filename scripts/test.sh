@@ -16,6 +16,14 @@ else
   echo "warning: PostgreSQL could not be started; its tests will be skipped" >&2
 fi
 
+# The review desk's browser test drives Debian's chromium; install it here, not inside the first test.
+if chromium=$(scripts/chromium.sh); then
+  export CHROMIUM="$chromium"
+elif [ -n "${CI:-}" ]; then
+  echo "error: chromium could not be installed for the browser test (see above)" >&2
+  exit 1
+fi
+
 # Models and migrations must never drift: `alembic check` on an upgraded empty database, SQLite and PostgreSQL.
 sqlite_dir=$(mktemp -d)
 for url in "sqlite+aiosqlite:///$sqlite_dir/check.sqlite3" ${VERBATIM_TEST_POSTGRES_URL:+"$VERBATIM_TEST_POSTGRES_URL"}; do

@@ -29,7 +29,7 @@ from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.models import Citation, Exchange, Flag
-from storage.records import ChannelStats, DayStats, require_aware
+from storage.records import ChannelStats, DayStats, Metrics, require_aware
 
 COMPLETED = ("answered", "no_support", "error")
 
@@ -165,3 +165,12 @@ def _metrics(items: Iterable[_Exchange]) -> dict[str, Any]:
         "latency_p95_ms": percentile(latencies, 95),
     }
 
+
+async def window_stats(
+    session: AsyncSession, *, since: datetime, until: datetime | None = None, channel_id: str | None = None
+) -> Metrics:
+    """The metrics of a whole window (one channel if given): p50/p95 cannot be recombined from per-day rows."""
+    groups = await _load(
+        session, since=since, until=until, channel_id=channel_id, key=lambda _exchange: "window"
+    )
+    return Metrics(**_metrics(groups.get("window", [])))

@@ -1,0 +1,305 @@
+"""`verbatim review`: the review desk on the terminal — the queue, one exchange, resolving flags, exports, stats.
+
+Every command has `--json` (one object; JSON lines for `list`) and a rich rendering for people. Errors are
+one line on stderr: exit 1 when something is wrong with the log or the input names nothing (a malformed or
+unknown id, a database that does not connect or needs `alembic upgrade head`), exit 2 for bad usage (a
+`--since` in no accepted form, an unusable setting). `bot/cli.py` registers the group with
+`main.add_command(review)`; until then `python -m bot.review` runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import getpass
+import json
+import os
+import sys
+from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+from pydantic import ValidationError
+from rich.console import Console
+from rich.text import Text
+
+from bot.review import desk
+from bot.review.errors import InvalidSince, ReviewError
+from bot.review.formatting import SINCE_FORMS, moment, parse_exchange_id, parse_flag_id, parse_since, resolution_label
+from bot.review.lookup import IndexUnavailable
+from bot.review.model import flag_to_json, review_to_json
+from bot.review.queries import review_queue
+from storage.stats import window_stats
+from bot.review.quotes import DEFAULT_CONTEXT_CHARS
+from bot.review.runtime import open_chunk_lookup, open_log
+from bot.review.text import (
+    breakdown_table,
+    headline,
+    metrics_to_json,
+    queue_table,
+    review_lines,
+    summary_to_json,
+    unavailable_line,
+)
+from bot.settings import Settings
+from storage.errors import StorageError
+from storage.records import RESOLUTIONS
+from storage.stats import channel_stats, daily_stats
+
+T = TypeVar("T")
+PLAIN_WIDTH = 160  # a pipe or a file has no width: wide enough that ids and tables are not folded
+
+
+def _fail(message: str, code: int = 1) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def _settings() -> Settings:
+    try:
+        return Settings()
+    except ValidationError as error:
+        first = error.errors()[0]
+        name = str(first["loc"][0]).upper() if first["loc"] else "a setting"
+        _fail(f"{name} is invalid ({first['msg']}): fix it in the environment or .env", code=2)
+
+
+def _run(coro_fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
+    """Run an async command body; storage's and the desk's errors become one line and a non-zero exit."""
+
+    @functools.wraps(coro_fn)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        try:
+            return asyncio.run(coro_fn(*args, **kwargs))
+        except InvalidSince as error:
+            _fail(str(error), code=2)
+        except (StorageError, ReviewError) as error:
+            _fail(str(error))
+        except KeyboardInterrupt:
+            _fail("interrupted", code=130)
+
+    return wrapper
+
+
+def _console(*, stderr: bool = False) -> Console:
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(file=stream, highlight=False, width=None if stream.isatty() else PLAIN_WIDTH)
+
+
+def _since(text: str | None) -> datetime | None:
+    """The start of a --since window (None: no lower bound)."""
+    return None if text is None else parse_since(text, datetime.now(UTC))
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False))
+
+
+SINCE_HELP = f"Only exchanges since then: {SINCE_FORMS}."
+
+
+@click.group("review", context_settings={"help_option_names": ["-h", "--help"]})
+def review() -> None:
+    """The review desk: the queue of exchanges to check, each quote in its chunk, flags, trends."""
+
+
+# -- list ----------------------------------------------------------------------------------------
+
+
+@review.command("list")
+@click.option("--flagged", is_flag=True, help="Exchanges with a lead's flag on the reply.")
+@click.option("--no-support", is_flag=True, help="Exchanges answered with 'no support found'.")
+@click.option("--errors", is_flag=True, help="Exchanges that ended in an error reply.")
+@click.option("--all", "everything", is_flag=True, help="Every exchange, not only the review queue.")
+@click.option("--since", help=SINCE_HELP)
+@click.option("--channel", help="Only this Slack channel id.")
+@click.option("-n", "--limit", type=click.IntRange(1, 100_000), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@_run
+async def list_command(flagged: bool, no_support: bool, errors: bool, everything: bool, since: str | None,
+                       channel: str | None, limit: int, as_json: bool) -> None:
+    """The review queue, newest first: flagged, no-support and error exchanges (each option narrows to it)."""
+    start = _since(since)
+    async with open_log(_settings().database_url_value()) as sessions, sessions() as session:
+        queue = await review_queue(session, flagged=flagged, no_support=no_support, errors=errors,
+                                   everything=everything, channel_id=channel, since=start, limit=limit)
+    if as_json:
+        for summary in queue:
+            _echo_json(summary_to_json(summary))
+        return
+    if not queue:
+        click.echo("nothing to review: no exchange matches")
+        return
+    _console().print(queue_table(queue))
+
+
+# -- show ----------------------------------------------------------------------------------------
+
+
+@review.command("show")
+@click.argument("exchange_id")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+@click.option("--context", "context_chars", type=click.IntRange(0, 5000), default=DEFAULT_CONTEXT_CHARS,
+              show_default=True, help="Characters of chunk text shown on each side of a quote.")
+@click.option("--no-index", is_flag=True, help="Do not read the chunk index (Weaviate): the log only.")
+@_run
+async def show_command(exchange_id: str, as_json: bool, context_chars: int, no_index: bool) -> None:
+    """One exchange: question, answer, each quote inside its chunk, stale versions, rejected quotes, flags."""
+    exchange_id = parse_exchange_id(exchange_id)
+    settings = _settings()
+    async with open_log(settings.database_url_value()) as sessions:
+        record, flags = await desk.read_exchange(sessions, exchange_id)
+    if no_index:
+        result = await desk.review_exchange(record, flags, IndexUnavailable("not read: --no-index"),
+                                            context_chars=context_chars)
+    else:
+        async with open_chunk_lookup(settings) as lookup:
+            result = await desk.review_exchange(record, flags, lookup, context_chars=context_chars)
+    if as_json:
+        _echo_json(review_to_json(result))
+        return
+    console = _console()
+    note = unavailable_line(result)
+    if note is not None:
+        console.print(note, soft_wrap=True)  # one line, however long: it is the reason, not decoration
+    console.print(review_lines(result, plain=not console.is_terminal))
+
+
+# -- resolve -------------------------------------------------------------------------------------
+
+
+def _default_reviewer() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return os.environ.get("USER") or "cli"
+
+
+@review.command("resolve")
+@click.argument("exchange_id")
+@click.option("--flag", "flag_id", help="Resolve only this flag (an id from `show`); default: every open flag.")
+@click.option("--as", "resolution", type=click.Choice(RESOLUTIONS), required=True, help="The verdict.")
+@click.option("--note", help="Why: what was wrong, or what was changed in the documents.")
+@click.option("--by", "by", help="Who resolved it (default: your user name).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object with the resolved flags.")
+@_run
+async def resolve_command(exchange_id: str, flag_id: str | None, resolution: str, note: str | None,
+                          by: str | None, as_json: bool) -> None:
+    """Close an exchange's open flags (or one flag) with a verdict: confirmed_bad, not_a_problem, fixed_in_docs."""
+    exchange_id = parse_exchange_id(exchange_id)
+    flag = parse_flag_id(flag_id) if flag_id is not None else None
+    async with open_log(_settings().database_url_value()) as sessions:
+        resolved = await desk.resolve_flags(
+            sessions, exchange_id, flag_id=flag, resolution=resolution,  # type: ignore[arg-type]
+            note=note, by=by or _default_reviewer(), at=datetime.now(UTC),
+        )
+    if as_json:
+        _echo_json({"exchange_id": exchange_id, "resolved": [flag_to_json(item) for item in resolved]})
+        return
+    for item in resolved:
+        click.echo(f"resolved flag {item.id} on {item.label or 'the whole answer'} (flagged by {item.user_id}) as "
+                   f"{resolution_label(item.resolution)}")
+
+
+# -- export --------------------------------------------------------------------------------------
+
+
+@review.command("export")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path, allow_dash=True))
+@click.option("--flagged", is_flag=True, help="Flagged exchanges (the default when nothing else is chosen).")
+@click.option("--no-support", is_flag=True, help="Also exchanges answered with 'no support found'.")
+@click.option("--errors", is_flag=True, help="Also exchanges that ended in an error.")
+@click.option("--since", help=SINCE_HELP)
+@click.option("--channel", help="Only this Slack channel id.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary instead of a sentence.")
+@_run
+async def export_command(file: Path, flagged: bool, no_support: bool, errors: bool, since: str | None,
+                         channel: str | None, as_json: bool) -> None:
+    """Write flagged exchanges as eval questions ({id, question, history, channel} per line) to FILE ('-': stdout).
+
+    Grows a regression set for `verbatim eval`. Flags every lead resolved as not_a_problem are left out.
+    """
+    start = _since(since)
+    async with open_log(_settings().database_url_value()) as sessions:
+        lines = await desk.export_questions(
+            sessions, flagged=flagged or not (no_support or errors), no_support=no_support, errors=errors,
+            channel_id=channel, since=start,
+        )
+    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    if str(file) == "-":
+        click.echo(text, nl=False)
+    else:
+        _write_atomically(file, text)
+    if as_json:
+        click.echo(json.dumps({"exported": len(lines), "file": str(file)}), err=str(file) == "-")
+    else:
+        noun = "question" if len(lines) == 1 else "questions"
+        click.echo(f"exported {len(lines)} {noun} to {file}", err=str(file) == "-")
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write the whole file or nothing: a half-written regression set would silently lose cases."""
+    partial = path.with_name(path.name + ".partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise ReviewError(f"cannot write {path}: {error.strerror or type(error).__name__}") from error
+
+
+# -- stats ---------------------------------------------------------------------------------------
+
+
+@review.command("stats")
+@click.option("--since", default="30d", show_default=True, help=SINCE_HELP)
+@click.option("--by", "by", type=click.Choice(["day", "channel"]), default="day", show_default=True)
+@click.option("--channel", help="Only this Slack channel id.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: overall metrics and the breakdown.")
+@_run
+async def stats_command(since: str, by: str, channel: str | None, as_json: bool) -> None:
+    """The share of answers without support and of wrong citations first; then volume, errors, latency."""
+    start = parse_since(since, datetime.now(UTC))
+    async with open_log(_settings().database_url_value()) as sessions, sessions() as session:
+        overall = await window_stats(session, since=start, channel_id=channel)
+        if by == "day":
+            rows: list[Any] = await daily_stats(session, since=start, channel_id=channel)
+        else:
+            rows = [row for row in await channel_stats(session, since=start)
+                    if channel is None or row.channel_id == channel]
+    if as_json:
+        _echo_json({"since": start.isoformat(), "channel": channel, "overall": metrics_to_json(overall), "by": by,
+                    "rows": [metrics_to_json(row) for row in rows]})
+        return
+    console = _console()
+    scope = f"channel {channel}" if channel else "all channels"
+    console.print(Text(f"Since {moment(start)}, {scope}", style="bold"))
+    console.print(headline(overall))
+    if rows:
+        console.print(Text(f"\nBy {by}", style="bold"))
+        console.print(breakdown_table(rows, by))
+
+
+# -- serve ---------------------------------------------------------------------------------------
+
+
+@review.command("serve")
+@click.option("--host", help="Bind address (default: REVIEW_HOST, 127.0.0.1). Any other needs REVIEW_TOKEN.")
+@click.option("--port", type=click.IntRange(0, 65535), help="Port (default: REVIEW_PORT; 0 picks a free one).")
+def serve_command(host: str | None, port: int | None) -> None:
+    """The review desk as a web page for leads (server-rendered; loopback only unless REVIEW_TOKEN is set)."""
+    from bot.review.web import BindRefused, serve  # aiohttp only for this command
+
+    settings = _settings()
+    token = settings.review_token.get_secret_value() if settings.review_token is not None else None
+    try:
+        asyncio.run(serve(settings, host=host or settings.review_host,
+                          port=settings.review_port if port is None else port, token=token))
+    except BindRefused as error:
+        _fail(str(error), code=2)
+    except (StorageError, ReviewError, OSError) as error:
+        _fail(str(error))
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,130 @@
+"""What a lead does at the review desk, once, for both the terminal and the web page.
+
+Each operation takes the session factory built at start-up (one short session per operation, so the page
+never holds a transaction open while it waits on the index) and, where it needs chunk text, a `ChunkLookup`.
+Errors are storage's (`UnknownExchange`, `UnknownFlag`, database failures) or the desk's (`NothingToResolve`);
+the CLI and the web page decide how each one reads.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.review.errors import NothingToResolve
+from bot.review.export import eval_question
+from bot.review.lookup import DEFAULT_TIMEOUT_S, ChunkLookup, read_index
+from bot.review.model import ExchangeReview, build_review
+from bot.review.queries import exchange_exists, review_queue, thread_history
+from bot.review.quotes import DEFAULT_CONTEXT_CHARS
+from storage.errors import UnknownExchange
+from storage.exchanges import get_exchange
+from storage.flags import flags_for, resolve_flag
+from storage.records import ExchangeRecord, FlagRecord, Resolution
+
+Sessions = async_sessionmaker[AsyncSession]
+
+
+async def read_exchange(sessions: Sessions, exchange_id: str) -> tuple[ExchangeRecord, list[FlagRecord]]:
+    """The exchange and every reaction on its reply; UnknownExchange when the log has no such id."""
+    async with sessions() as session:
+        record = await get_exchange(session, exchange_id)
+        if record is None:
+            raise UnknownExchange(f"no exchange with id {exchange_id!r}")
+        return record, await flags_for(session, exchange_id)
+
+
+async def review_exchange(
+    record: ExchangeRecord,
+    flags: list[FlagRecord],
+    lookup: ChunkLookup,
+    *,
+    context_chars: int = DEFAULT_CONTEXT_CHARS,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> ExchangeReview:
+    """The exchange with each quote placed in its chunk and each cited version checked against the index."""
+    index = await read_index(
+        lookup,
+        [citation.chunk_id for citation in record.citations],
+        [citation.document_id for citation in record.citations],
+        timeout_s=timeout_s,
+    )
+    return build_review(record, flags, index, context_chars=context_chars)
+
+
+async def resolve_flags(
+    sessions: Sessions,
+    exchange_id: str,
+    *,
+    flag_id: str | None,
+    resolution: Resolution,
+    note: str | None,
+    by: str,
+    at: datetime,
+) -> list[FlagRecord]:
+    """Resolve one flag of the exchange, or (without `flag_id`) every open one; returns them resolved.
+
+    An open flag is a lead's reaction still on the reply that nobody has resolved. A named flag may be resolved
+    again (the new verdict replaces the old). Raises UnknownExchange, or NothingToResolve when the exchange has
+    no open flag / the named flag is not one of its reactions.
+    """
+    async with sessions() as session:
+        if not await exchange_exists(session, exchange_id):
+            raise UnknownExchange(f"no exchange with id {exchange_id!r}")
+        flags = await flags_for(session, exchange_id)
+    if flag_id is not None:
+        targets = [flag for flag in flags if flag.id == flag_id]
+        if not targets:
+            raise NothingToResolve(f"flag {flag_id} is not a reaction on exchange {exchange_id}")
+    else:
+        targets = [flag for flag in flags if flag.is_flag and flag.resolution is None]
+        if not targets:
+            raise NothingToResolve(f"exchange {exchange_id} has no open flags to resolve")
+    resolved: list[FlagRecord] = []
+    for flag in targets:
+        async with sessions() as session:
+            resolved.append(await resolve_flag(session, flag.id, resolution=resolution, note=note, by=by, at=at))
+    return resolved
+
+
+async def export_questions(
+    sessions: Sessions,
+    *,
+    flagged: bool = True,
+    no_support: bool = False,
+    errors: bool = False,
+    channel_id: str | None = None,
+    since: datetime | None = None,
+    limit: int = 1_000_000,
+) -> list[dict[str, Any]]:
+    """Eval question lines for the selected exchanges, oldest first (a stable order for a regression file).
+
+    A flagged exchange whose every counting flag a lead resolved as `not_a_problem` is left out: someone looked
+    and found the answer fine, so it is no regression case (the stats do not count it either).
+    """
+    lines: list[dict[str, Any]] = []
+    async with sessions() as session:
+        queue = await review_queue(
+            session, flagged=flagged, no_support=no_support, errors=errors, channel_id=channel_id, since=since,
+            limit=limit,
+        )
+        for summary in reversed(queue):
+            chosen_for_outcome = (no_support and summary.outcome == "no_support") or (
+                errors and summary.outcome == "error"
+            )
+            if not chosen_for_outcome and await _dismissed(session, summary.id):
+                continue
+            turns = await thread_history(
+                session, channel_id=summary.channel_id, thread_ts=summary.thread_ts, before=summary.created_at,
+                exclude_id=summary.id,
+            )
+            lines.append(eval_question(summary, turns))
+    return lines
+
+
+async def _dismissed(session: AsyncSession, exchange_id: str) -> bool:
+    """Every lead flag still on the reply was resolved as not_a_problem."""
+    flags = [flag for flag in await flags_for(session, exchange_id) if flag.is_flag]
+    return bool(flags) and all(flag.resolution == "not_a_problem" for flag in flags)

@@ -1,0 +1,63 @@
+"""Opening what the review desk reads: the exchange log (must work) and the chunk index (may be down).
+
+The log is the desk's subject, so a log that cannot be used stops the command with storage's one-line
+reason (no tables, an older revision: run `alembic upgrade head`; does not connect: the URL without its
+password). The index only adds the text around quotes and the stale markers, so when it cannot be opened
+the desk goes on with an `IndexUnavailable` lookup that carries the reason.
+
+A SQLite log that does not exist yet is reported as such instead of being created empty by a read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+from sqlalchemy.exc import DBAPIError
+
+from bot.review.desk import Sessions
+from bot.review.lookup import ChunkLookup, IndexUnavailable
+from bot.runtime import open_retrieval
+from bot.settings import Settings
+from retrieval.embedders import EmbeddingError
+from retrieval.errors import first_line
+from retrieval.store import StoreError
+from retrieval.weaviate_server import ServerInstallError, StoreUnavailable
+from storage.db import UPGRADE_HINT, check_schema, create_engine, create_session_factory, sqlite_path, unavailable
+from storage.errors import SchemaMissing
+
+INDEX_OPEN_ERRORS = (StoreUnavailable, StoreError, ServerInstallError, EmbeddingError, ValueError, OSError)
+
+
+@asynccontextmanager
+async def open_log(url: str) -> AsyncIterator[Sessions]:
+    """A session factory on the exchange log at `url`, after checking it is at this code's revision.
+
+    Raises storage's errors (InvalidDatabaseURL, DatabaseUnavailable, SchemaMissing, SchemaOutdated); a
+    database that fails later, mid-command, is reported as DatabaseUnavailable too.
+    """
+    path = sqlite_path(url)
+    if path is not None and not path.exists():
+        raise SchemaMissing(f"there is no exchange log at {path} yet: {UPGRADE_HINT} (or set DATABASE_URL)")
+    engine = create_engine(url)
+    try:
+        await check_schema(engine)
+        try:
+            yield create_session_factory(engine)
+        except DBAPIError as error:
+            raise unavailable(engine.url, error) from error
+    finally:
+        await engine.dispose()
+
+
+@asynccontextmanager
+async def open_chunk_lookup(settings: Settings) -> AsyncIterator[ChunkLookup]:
+    """The chunk index from settings, or an `IndexUnavailable` saying in one line why it cannot be read."""
+    async with AsyncExitStack() as stack:
+        lookup: ChunkLookup
+        try:
+            retrieval = await stack.enter_async_context(open_retrieval(settings))
+            lookup = retrieval.store
+        except INDEX_OPEN_ERRORS as error:
+            lookup = IndexUnavailable(first_line(error))
+        yield lookup

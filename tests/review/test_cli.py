@@ -1,0 +1,246 @@
+"""`verbatim review` as a lead runs it (through `python -m bot.review`, the same click group), in a subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from bot.review.formatting import SINCE_FORMS
+from storage.flags import flags_for
+from storage.migrate import head_revision, stamp
+from tests.conftest import free_port
+from tests.review.seed import Seeded, seed_log
+from tests.storage.database import Database
+
+REVIEW = [sys.executable, "-m", "bot.review"]
+
+
+async def run(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return await asyncio.to_thread(
+        subprocess.run, [*REVIEW, *args], env=env, capture_output=True, text=True, timeout=180, cwd=cwd
+    )
+
+
+def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("error: ")
+    return result.stderr.strip()
+
+
+@pytest.fixture
+async def seeded(sqlite_log: Database) -> Seeded:
+    return await seed_log(sqlite_log.sessions)
+
+
+async def test_list_shows_the_review_queue_for_people_and_as_json_lines(
+    review_env: dict[str, str], seeded: Seeded, tmp_path: Path
+) -> None:
+    table = await run(review_env, "list", cwd=tmp_path)
+    assert table.returncode == 0, table.stderr
+    for exchange_id in (seeded.flagged, seeded.no_support, seeded.error, seeded.dismissed):
+        assert exchange_id in table.stdout
+    assert seeded.clean not in table.stdout and "1 open / 1" in table.stdout and "TimeoutError" in table.stdout
+
+    lines = await run(review_env, "list", "--json", cwd=tmp_path)
+    rows = [json.loads(line) for line in lines.stdout.splitlines()]
+    assert [row["id"] for row in rows] == [seeded.dismissed, seeded.error, seeded.no_support, seeded.flagged]
+    assert rows[-1]["unresolved_lead_flags"] == 1 and rows[-1]["created_at"] == "2026-03-02T09:00:00+00:00"
+
+    narrowed = await run(review_env, "list", "--flagged", "--since", "2026-03-02T09:10Z", "--json", cwd=tmp_path)
+    assert [json.loads(line)["id"] for line in narrowed.stdout.splitlines()] == [seeded.dismissed]
+    nothing = await run(review_env, "list", "--channel", "C-nobody", cwd=tmp_path)
+    assert (nothing.returncode, nothing.stdout) == (0, "nothing to review: no exchange matches\n")
+
+
+async def test_show_prints_everything_the_log_holds_and_one_line_when_weaviate_is_down(
+    review_env: dict[str, str], seeded: Seeded, tmp_path: Path
+) -> None:
+    result = await run(review_env, "show", seeded.flagged, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.count("chunk text unavailable: cannot reach Weaviate at http://127.0.0.1:") == 1
+    unavailable_line = next(line for line in out.splitlines() if line.startswith("chunk text unavailable"))
+    assert unavailable_line.endswith("showing the quotes as logged")
+    for expected in (
+        "Question: How long do I have to request a refund?", "Standalone query: refund window annual plan",
+        "Outcome: answered", "Claims (2 kept)", "[[Annual plans can be refunded within 10 days.]]",
+        f"flag {seeded.open_flag}", "(not a lead: context only)", "Timings: search 12 ms · rerank 30 ms",
+        "Route: composer extractive", "prompt compose-v1", "Retrieved chunks",
+    ):
+        assert expected in out, expected
+
+    rejected = await run(review_env, "show", seeded.clean, "--no-index", "--json", cwd=tmp_path)
+    data = json.loads(rejected.stdout)
+    assert data["chunk_text_unavailable"] == "not read: --no-index"
+    assert [(c["label"], c["kept"], c["rejection_reason"]) for c in data["citations"]] == [
+        ("S1", True, None), ("S2", False, "not_found")]
+    assert data["retrieved"][0] == {"rank": 1, "chunk_id": "chunk-1", "document_id": "refund-policy",
+                                    "version": "2026-01", "title": "Refund policy", "search_score": 1.0,
+                                    "rerank_score": 0.9}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["show", "abc"], "error: 'abc' is not an exchange id: expected a UUID"),
+        (["show", "00000000-0000-4000-8000-000000000000"],
+         "error: no exchange with id '00000000-0000-4000-8000-000000000000'"),
+        (["resolve", "12", "--as", "confirmed_bad"], "error: '12' is not an exchange id"),
+        (["resolve", "00000000-0000-4000-8000-000000000000", "--as", "confirmed_bad"], "error: no exchange with id"),
+    ],
+)
+async def test_a_malformed_or_unknown_id_is_one_line_and_exit_1(
+    review_env: dict[str, str], seeded: Seeded, tmp_path: Path, args: list[str], message: str
+) -> None:
+    result = await run(review_env, *args, cwd=tmp_path)
+    assert result.returncode == 1
+    assert one_error_line(result).startswith(message)
+
+
+async def test_resolve_closes_the_open_flags_and_says_which(
+    review_env: dict[str, str], seeded: Seeded, sqlite_log: Database, tmp_path: Path
+) -> None:
+    result = await run(review_env, "resolve", seeded.flagged.upper(), "--as", "confirmed_bad",
+                       "--note", "30 days, not 10", "--by", "lead-ann", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"resolved flag {seeded.open_flag} on S1 (flagged by U-lead) as confirmed bad\n"
+    async with sqlite_log.sessions() as session:
+        flag = next(f for f in await flags_for(session, seeded.flagged) if f.id == seeded.open_flag)
+    assert (flag.resolution, flag.resolution_note, flag.resolved_by) == ("confirmed_bad", "30 days, not 10", "lead-ann")
+
+    again = await run(review_env, "resolve", seeded.flagged, "--as", "confirmed_bad", cwd=tmp_path)
+    assert again.returncode == 1
+    assert one_error_line(again) == f"error: exchange {seeded.flagged} has no open flags to resolve"
+
+    named = await run(review_env, "resolve", seeded.flagged, "--flag", seeded.open_flag, "--as", "fixed_in_docs",
+                      "--json", cwd=tmp_path)
+    resolved = json.loads(named.stdout)["resolved"]
+    assert [(f["id"], f["resolution"]) for f in resolved] == [(seeded.open_flag, "fixed_in_docs")]
+
+
+async def test_export_writes_flagged_exchanges_as_eval_questions(
+    review_env: dict[str, str], seeded: Seeded, tmp_path: Path
+) -> None:
+    target = tmp_path / "regressions.jsonl"
+    result = await run(review_env, "export", "--flagged", str(target), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"exported 1 question to {target}\n"
+    lines = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
+    assert lines == [{"id": seeded.flagged, "question": "How long do I have to request a refund?", "history": [],
+                      "channel": "C-support"}]
+
+    to_stdout = await run(review_env, "export", "-", "--no-support", cwd=tmp_path)
+    (line,) = [json.loads(text) for text in to_stdout.stdout.splitlines()]
+    assert line["id"] == seeded.no_support and [turn["role"] for turn in line["history"]] == ["user", "assistant"]
+    assert to_stdout.stderr == "exported 1 question to -\n"
+
+    unwritable = await run(review_env, "export", str(tmp_path / "no-such-dir" / "x.jsonl"), cwd=tmp_path)
+    assert unwritable.returncode == 1 and "cannot write" in one_error_line(unwritable)
+
+
+async def test_stats_lead_with_no_support_and_wrong_citation_rates(
+    review_env: dict[str, str], seeded: Seeded, tmp_path: Path
+) -> None:
+    text = await run(review_env, "stats", "--since", "2026-03-01", cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    lines = [line.strip() for line in text.stdout.splitlines() if line.strip()]
+    assert lines[1].startswith("answers without support") and "20.0%" in lines[1]
+    assert lines[2].startswith("wrong citations") and "33.3%" in lines[2]  # 2 of 6 quotes
+    assert [line.split()[0] for line in lines[3:6]] == ["volume", "error", "latency"]
+    assert "2026-03-02" in text.stdout
+
+    data = json.loads((await run(review_env, "stats", "--since", "2026-03-01", "--by", "channel", "--json",
+                                 cwd=tmp_path)).stdout)
+    assert data["overall"]["no_support_rate"] == pytest.approx(0.2)
+    assert data["overall"]["error_rate"] == pytest.approx(0.2)
+    assert [row["channel_id"] for row in data["rows"]] == ["C-support", "C-other"]
+
+
+@pytest.mark.parametrize("command", [["list"], ["stats"], ["export", "-"]])
+async def test_a_bad_since_is_a_usage_error_naming_the_accepted_forms(
+    review_env: dict[str, str], seeded: Seeded, tmp_path: Path, command: list[str]
+) -> None:
+    result = await run(review_env, *command, "--since", "last week", cwd=tmp_path)
+    assert result.returncode == 2
+    assert one_error_line(result) == f"error: --since 'last week' is not {SINCE_FORMS}"
+
+
+async def test_a_database_that_does_not_connect_is_one_line_without_the_password(
+    review_env: dict[str, str], tmp_path: Path
+) -> None:
+    env = review_env | {"DATABASE_URL": f"postgresql+asyncpg://verbatim:pw-s3cret@127.0.0.1:{free_port()}/verbatim"}
+    result = await run(env, "list", cwd=tmp_path)
+    assert result.returncode == 1
+    line = one_error_line(result)
+    assert line.startswith("error: cannot connect to the database postgresql+asyncpg://verbatim:***@127.0.0.1:")
+    assert "pw-s3cret" not in result.stderr + result.stdout
+
+
+async def test_an_outdated_or_empty_log_says_to_run_alembic_upgrade(
+    review_env: dict[str, str], sqlite_log: Database, tmp_path: Path
+) -> None:
+    await stamp(sqlite_log.url, "base")  # the tables of an older schema, at no revision this code needs
+    outdated = await run(review_env, "list", cwd=tmp_path)
+    assert outdated.returncode == 1
+    assert f"is at revision (none) but this version needs {head_revision()}: run `alembic upgrade head`" in (
+        one_error_line(outdated))
+
+    empty_file = tmp_path / "empty.sqlite3"
+    empty_file.touch()
+    empty = await run(review_env | {"DATABASE_URL": f"sqlite+aiosqlite:///{empty_file}"}, "stats", cwd=tmp_path)
+    assert empty.returncode == 1
+    assert one_error_line(empty).endswith("has no Verbatim tables: run `alembic upgrade head`")
+
+    missing_file = tmp_path / "nowhere" / "verbatim.sqlite3"
+    missing = await run(review_env | {"DATABASE_URL": f"sqlite+aiosqlite:///{missing_file}"}, "list", cwd=tmp_path)
+    assert missing.returncode == 1
+    assert one_error_line(missing) == (
+        f"error: there is no exchange log at {missing_file} yet: run `alembic upgrade head` (or set DATABASE_URL)")
+    assert not missing_file.parent.exists()  # a read never creates the log
+
+
+async def test_serve_refuses_a_public_address_without_a_token(review_env: dict[str, str], tmp_path: Path) -> None:
+    result = await run(review_env | {"REVIEW_HOST": "0.0.0.0"}, "serve", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "REVIEW_TOKEN must be set" in one_error_line(result)
+
+
+async def test_serve_answers_with_its_token_and_never_prints_it(
+    review_env: dict[str, str], seeded: Seeded, tmp_path: Path
+) -> None:
+    token = "tok-" + os.urandom(8).hex()
+    env = review_env | {"REVIEW_TOKEN": token, "REVIEW_HOST": "0.0.0.0"}
+    process = await asyncio.create_subprocess_exec(
+        *REVIEW, "serve", "--port", "0", env=env, cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        first = (await asyncio.wait_for(process.stdout.readline(), timeout=60)).decode()
+        assert first.startswith("review desk on http://0.0.0.0:"), first
+        port = int(first.split(":")[2].split("/")[0])
+        async with aiohttp.ClientSession() as http:
+            base = f"http://127.0.0.1:{port}"
+            async with http.get(f"{base}/healthz") as health:
+                assert (health.status, await health.json()) == (200, {"status": "ok"})
+            async with http.get(f"{base}/", allow_redirects=False) as anonymous:
+                assert anonymous.status == 303
+            async with http.get(f"{base}/", headers={"Authorization": f"Bearer {token}"}) as queue:
+                assert queue.status == 200 and seeded.flagged in await queue.text()
+            async with http.post(f"{base}/login", data={"token": "wrong"}) as wrong:
+                assert wrong.status == 401
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = await asyncio.wait_for(process.communicate(), timeout=30)
+    assert process.returncode == 0, err.decode()
+    logs = first + out.decode() + err.decode()
+    assert "GET /healthz" in logs  # the access log is there ...
+    assert token not in logs  # ... and the token is not
