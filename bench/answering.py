@@ -16,7 +16,7 @@ from retrieval.chunking import ChunkingConfig
 from retrieval.chunks import ScoredChunk
 from retrieval.embedders import Embedder
 from retrieval.ingest import ingest
-from retrieval.store import ChunkStore
+from retrieval.store import SCHEMA_VERSION, ChunkStore
 from retrieval.weaviate_server import WeaviateHandle
 
 
@@ -35,7 +35,7 @@ class ExcludingStore:
 
 
 async def dataset_store(handle: WeaviateHandle, dataset: data.Dataset, embedder: Embedder | CachedEmbedder) -> ChunkStore:
-    name = f"Answer_{dataset.name.replace('-', '_')}_{embedder.name.split('-')[0]}"
+    name = f"Answer{SCHEMA_VERSION}_{dataset.name.replace('-', '_')}_{embedder.name.split('-')[0]}"
     store = ChunkStore(handle.client, name)
     await store.open(embedder.name, embedder.dim, create=True)
     report = await ingest(dataset.documents, store=store, embedder=embedder, chunking=ChunkingConfig())

@@ -18,14 +18,18 @@ from dataclasses import dataclass
 from bench import data
 from bench.common import CACHE, ROOT, CachedEmbedder, bench_weaviate_config, machine_line, table, write_section
 from bench.metrics import dedupe_documents, hit_at, mrr_at, ndcg_at, percentile, recall_at
+from bot.answer.evidence import load_models
+from bot.answer.service import AnswerConfig, AnswerDeps, Question, answer
 from retrieval.chunking import ChunkingConfig, chunk_document
 from retrieval.embedders import Embedder
 from retrieval.embedders.local import E5Embedder, UseEmbedder
 from retrieval.ingest import ingest
 from retrieval.language import detect_language
+from retrieval.rerank import fuse
 from retrieval.search import search
 from retrieval.search_config import SearchConfig
-from retrieval.store import ChunkStore, body_text
+from retrieval.sentences import split_sentences
+from retrieval.store import SCHEMA_VERSION, ChunkStore, body_text
 from retrieval.weaviate_server import WeaviateHandle, connect
 
 ALPHAS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -51,9 +55,13 @@ def make_embedder(name: str) -> Embedder:
     return E5Embedder() if name == "e5" else UseEmbedder()
 
 
+def collection_name(dataset: str, embedder: Embedder, ja_tok: str, chunk_chars: int) -> str:
+    return f"Bench{SCHEMA_VERSION}_{dataset.replace('-', '_')}_{embedder.name.split('-')[0]}_{ja_tok}_{chunk_chars}"
+
+
 async def indexed_store(handle: WeaviateHandle, dataset: data.Dataset, embedder: Embedder, *, ja_tok: str,
                         chunk_chars: int) -> ChunkStore:
-    name = f"Bench_{dataset.name.replace('-', '_')}_{embedder.name.split('-')[0]}_{ja_tok}_{chunk_chars}"
+    name = collection_name(dataset.name, embedder, ja_tok, chunk_chars)
     store = ChunkStore(handle.client, name)
     await store.open(embedder.name, embedder.dim, ja_tokenization=ja_tok, create=True)
     started = time.perf_counter()
@@ -65,19 +73,35 @@ async def indexed_store(handle: WeaviateHandle, dataset: data.Dataset, embedder:
     return store
 
 
-async def evaluate(store: ChunkStore, dataset: data.Dataset, embedder: Embedder, methods: Sequence[tuple[str, str, float]],
+@dataclass(frozen=True)
+class Method:
+    label: str
+    mode: str  # hybrid | bm25 | vector
+    alpha: float = 0.5
+    stemming: bool = True
+    sentence_weight: float | None = None  # rerank the top RERANK_DEPTH by fusing the best-sentence ranking
+
+
+RERANK_DEPTH = 40
+
+
+async def evaluate(store: ChunkStore, dataset: data.Dataset, embedder: Embedder, methods: Sequence[Method],
                    queries: Sequence[data.Query], depth: int) -> dict[str, dict[str, float]]:
-    """methods: (label, mode, alpha). Returns label -> averaged metrics at document level."""
-    sums: dict[str, dict[str, float]] = {label: {} for label, _, _ in methods}
+    """Averaged metrics at document level, per method label."""
+    sums: dict[str, dict[str, float]] = {m.label: {} for m in methods}
     gate = asyncio.Semaphore(6)
 
     async def one(query: data.Query) -> None:
         vector = await embedder.embed_query(query.text)
         language = detect_language(query.text)
         async with gate:
-            for label, mode, alpha in methods:
+            for m in methods:
                 hits = await store.search(query.text, vector, language=language, channel=None, limit=depth,
-                                          alpha=alpha, mode=mode)  # type: ignore[arg-type]
+                                          alpha=m.alpha, mode=m.mode, stemming=m.stemming)  # type: ignore[arg-type]
+                if m.sentence_weight is not None:
+                    head = hits[:RERANK_DEPTH]
+                    sentences = await store.sentence_hits(vector, [h.chunk.chunk_id for h in head])
+                    hits = fuse(head, sentences, m.sentence_weight) + hits[RERANK_DEPTH:]
                 ranked = dedupe_documents([h.chunk.document_id for h in hits])
                 values = {
                     "nDCG@10": ndcg_at(ranked, query.gold, 10), "R@100": recall_at(ranked, query.gold, 100),
@@ -85,15 +109,22 @@ async def evaluate(store: ChunkStore, dataset: data.Dataset, embedder: Embedder,
                     "MRR@10": mrr_at(ranked, query.gold, 10),
                 }
                 for key, value in values.items():
-                    sums[label][key] = sums[label].get(key, 0.0) + value
+                    sums[m.label][key] = sums[m.label].get(key, 0.0) + value
 
-    # Embed queries sequentially (one model thread anyway), search concurrently.
     await asyncio.gather(*(one(q) for q in queries))
     return {label: {k: v / len(queries) for k, v in m.items()} for label, m in sums.items()}
 
 
-def methods_grid() -> list[tuple[str, str, float]]:
-    return [("BM25", "bm25", 0.0), ("vector", "vector", 1.0)] + [(f"hybrid a={a}", "hybrid", a) for a in ALPHAS]
+def methods_grid(rerank_alpha: float) -> list[Method]:
+    grid = [Method("BM25", "bm25"), Method("BM25 (no stemming)", "bm25", stemming=False), Method("vector", "vector", 1.0)]
+    grid += [Method(f"hybrid a={a}", "hybrid", a) for a in ALPHAS]
+    grid += [Method(f"hybrid a={rerank_alpha} + sentence rerank w={w}", "hybrid", rerank_alpha, sentence_weight=w)
+             for w in (0.5, 1.0, 2.0)]
+    return grid
+
+
+# The alpha the rerank variants start from, per language (the hybrid grid shows how the choice was made).
+RERANK_ALPHA = {"en": 0.3, "ja": 0.3, "ru": 0.6}
 
 
 async def quality(handle: WeaviateHandle, datasets: dict[str, data.Dataset], embedders: Sequence[str], quick: bool,
@@ -107,7 +138,8 @@ async def quality(handle: WeaviateHandle, datasets: dict[str, data.Dataset], emb
                 for ja_tok in toks:
                     store = await indexed_store(handle, dataset, embedder, ja_tok=ja_tok, chunk_chars=1200)
                     depth = 300 if dataset.name.startswith("scifact") else 50
-                    results = await evaluate(store, dataset, embedder, methods_grid(), queries, depth)
+                    results = await evaluate(store, dataset, embedder, methods_grid(RERANK_ALPHA[dataset.language]),
+                                             queries, depth)
                     for label, metrics in results.items():
                         rows.append(Row(dataset.name, embedder_name, ja_tok, 1200, label, metrics))
                     best = max(results.items(), key=lambda kv: kv[1]["nDCG@10" if "scifact" in dataset.name else "Hit@1"])
@@ -123,7 +155,7 @@ async def chunk_sweep(handle: WeaviateHandle, rows: list[Row], quick: bool) -> N
     try:
         for chars in (400, 800, 1200, 2000, 4000):
             store = await indexed_store(handle, dataset, embedder, ja_tok="kagome_ja", chunk_chars=chars)
-            results = await evaluate(store, dataset, embedder, [("BM25", "bm25", 0.0), ("hybrid a=0.3", "hybrid", 0.3)],
+            results = await evaluate(store, dataset, embedder, [Method("BM25", "bm25"), Method("hybrid a=0.3", "hybrid", 0.3)],
                                      dataset.queries[:100] if quick else dataset.queries, 300)
             for label, metrics in results.items():
                 rows.append(Row(dataset.name, "use", "kagome_ja", chars, label, metrics))
@@ -138,7 +170,10 @@ async def throughput(handle: WeaviateHandle, embedders: Sequence[str], quick: bo
         for dataset in (data.xquad("en"), data.jsquad()):
             documents = dataset.documents[:120] if quick else dataset.documents
             chunking = ChunkingConfig()
-            texts = [body_text(c) for d in documents for c in chunk_document(d, chunking)]
+            # The embedder's whole job in an ingest: every chunk (with title and section), then its sentences.
+            chunks = [c for d in documents for c in chunk_document(d, chunking)]
+            texts = [body_text(c) for c in chunks] + [
+                s.text for c in chunks for s in split_sentences(c.text, c.language)]
             bare = make_embedder(embedder_name)
             await bare.embed_documents(texts[:8])  # load the model before timing
             started = time.perf_counter()
@@ -149,7 +184,7 @@ async def throughput(handle: WeaviateHandle, embedders: Sequence[str], quick: bo
 
             embedder = make_embedder(embedder_name)
             await embedder.embed_documents(texts[:8])
-            store = ChunkStore(handle.client, f"Bench_throughput_{embedder_name}")
+            store = ChunkStore(handle.client, f"Bench{SCHEMA_VERSION}_throughput_{embedder_name}")
             await store.drop()
             await store.open(embedder.name, embedder.dim, create=True)
             started = time.perf_counter()
@@ -158,7 +193,8 @@ async def throughput(handle: WeaviateHandle, embedders: Sequence[str], quick: bo
             await store.drop()
             await embedder.aclose()
             out.append({"embedder": embedder_name, "dataset": dataset.name, "documents": len(documents),
-                        "chunks": len(texts), "bare_chunks_per_s": len(texts) / bare_s,
+                        "chunks": len(chunks), "texts": len(texts),
+                        "bare_chunks_per_s": len(chunks) / bare_s,
                         "ingest_chunks_per_s": report.chunks / pipeline_s, "ratio": bare_s / pipeline_s})
             print(f"  throughput {out[-1]}", flush=True)
     return out
@@ -170,7 +206,7 @@ async def latency(handle: WeaviateHandle, embedders: Sequence[str]) -> list[dict
     dataset = data.scifact("dev")
     for embedder_name in embedders:
         embedder = make_embedder(embedder_name)
-        store = ChunkStore(handle.client, f"Bench_scifact_dev_{embedder.name.split('-')[0]}_kagome_ja_1200")
+        store = ChunkStore(handle.client, collection_name("scifact-dev", embedder, "kagome_ja", 1200))
         await store.open(embedder.name, embedder.dim, create=False)
         config = SearchConfig()
         for q in dataset.queries[:20]:  # warm up the model and the store
@@ -187,6 +223,26 @@ async def latency(handle: WeaviateHandle, embedders: Sequence[str]) -> list[dict
     return out
 
 
+async def answer_latency(handle: WeaviateHandle) -> dict[str, dict[str, float]]:
+    """`ask` latency per stage (the answer service, e5, local reranker, extractive composer) on SciFact, store warm."""
+    dataset = data.scifact("dev")
+    embedder = make_embedder("e5")
+    store = ChunkStore(handle.client, collection_name("scifact-dev", embedder, "kagome_ja", 1200))
+    await store.open(embedder.name, embedder.dim, create=False)
+    deps = AnswerDeps(store=store, embedder=embedder, config=AnswerConfig(), abstain_models=load_models())
+    for q in dataset.queries[:20]:
+        await answer(Question(q.text), deps)
+    stages: dict[str, list[float]] = {}
+    for q in dataset.queries:
+        result = await answer(Question(q.text), deps)
+        for stage, ms in result.timings_ms.items():
+            stages.setdefault(stage, []).append(ms)
+    await embedder.aclose()
+    out = {stage: {"p50": percentile(v, 50), "p95": percentile(v, 95)} for stage, v in stages.items()}
+    print(f"  answer latency {out}", flush=True)
+    return out
+
+
 async def cold_start() -> list[float]:
     """Seconds from nothing running to a ready embedded Weaviate holding the bench data."""
     times = []
@@ -198,7 +254,8 @@ async def cold_start() -> list[float]:
     return times
 
 
-def render(rows: list[Row], speed: list[dict], lat: list[dict], cold: list[float]) -> str:
+def render(rows: list[Row], speed: list[dict], lat: list[dict], cold: list[float],
+           stages: dict[str, dict[str, float]] | None = None) -> str:
     parts = [
         "## Retrieval (`python -m bench.retrieval`)",
         "",
@@ -219,14 +276,24 @@ def render(rows: list[Row], speed: list[dict], lat: list[dict], cold: list[float
         parts.append(table(["max chars", "method", "nDCG@10", "R@100"],
                            [[r.chunk_chars, r.method, r.metrics["nDCG@10"], r.metrics["R@100"]] for r in sweep]))
     if speed:
-        parts += ["", "### Ingest throughput (whole pipeline vs the bare embedder on the same chunk texts)", ""]
-        parts.append(table(["embedder", "dataset", "documents", "chunks", "bare embedder chunks/s", "ingest chunks/s", "ratio"],
-                           [[s["embedder"], s["dataset"], s["documents"], s["chunks"], s["bare_chunks_per_s"],
+        parts += ["", "### Ingest throughput (whole pipeline vs the bare embedder on the same texts)", "",
+                  "The embedder's work per ingest is every chunk (with its title and section) and every sentence of it "
+                  "(the sentence vectors serve reranking, quoting and abstaining). *bare* times the embedder alone on "
+                  "exactly those texts in batches of 64; *ingest* times `retrieval.ingest.ingest` end to end (load, "
+                  "chunk, split, stem, embed, write to Weaviate, registry).", ""]
+        parts.append(table(["embedder", "dataset", "documents", "chunks", "texts embedded", "bare embedder chunks/s",
+                            "ingest chunks/s", "ratio"],
+                           [[s["embedder"], s["dataset"], s["documents"], s["chunks"], s["texts"], s["bare_chunks_per_s"],
                              s["ingest_chunks_per_s"], s["ratio"]] for s in speed]))
     if lat:
         parts += ["", "### `search` latency, store warm (SciFact collection, 300 claims, k=10, embedding the query included)", ""]
         parts.append(table(["embedder", "queries", "p50 ms", "p95 ms"],
                            [[x["embedder"], x["queries"], x["p50_ms"], x["p95_ms"]] for x in lat]))
+    if stages:
+        parts += ["", "### `ask` latency per stage (SciFact collection, 300 claims one at a time, store warm, e5, "
+                      "local reranker, extractive composer)", "",
+                  "Goal: p50 under 150 ms and p95 under 400 ms on 2 cores without a remote model.", ""]
+        parts.append(table(["stage", "p50 ms", "p95 ms"], [[k, v["p50"], v["p95"]] for k, v in stages.items()]))
     if cold:
         parts += ["", f"Cold start of Weaviate Embedded with the bench data (3 runs): "
                       f"{', '.join(f'{t:.1f} s' for t in cold)}."]
@@ -248,6 +315,7 @@ async def main() -> None:
     rows: list[Row] = []
     speed: list[dict] = []
     lat: list[dict] = []
+    stages: dict[str, dict[str, float]] = {}
     handle = await connect(bench_weaviate_config())
     try:
         if "quality" not in skip:
@@ -258,15 +326,17 @@ async def main() -> None:
             speed = await throughput(handle, embedders, args.quick)
         if "latency" not in skip:
             lat = await latency(handle, embedders)
+            stages = await answer_latency(handle)
     finally:
         await handle.close()
     cold = [] if "cold" in skip else await cold_start()
     (ROOT / "bench" / "out").mkdir(parents=True, exist_ok=True)
     (ROOT / "bench" / "out" / "retrieval.json").write_text(json.dumps(
-        {"rows": [r.__dict__ for r in rows], "throughput": speed, "latency": lat, "cold_start_s": cold}, indent=1))
+        {"rows": [r.__dict__ for r in rows], "throughput": speed, "latency": lat, "answer_latency": stages,
+         "cold_start_s": cold}, indent=1))
     if not args.quick:
-        write_section("retrieval", render(rows, speed, lat, cold))
-    print(render(rows, speed, lat, cold))
+        write_section("retrieval", render(rows, speed, lat, cold, stages))
+    print(render(rows, speed, lat, cold, stages))
 
 
 if __name__ == "__main__":

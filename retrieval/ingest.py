@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 
 from retrieval.chunking import ChunkingConfig, chunk_document
-from retrieval.chunks import Chunk
+from retrieval.chunks import Chunk, SentenceSpan
 from retrieval.documents import Document
 from retrieval.embedders import Embedder, EmbeddingError
 from retrieval.loaders import LoadError, iter_documents
 from retrieval.sentences import split_sentences
-from retrieval.chunks import SentenceSpan
+from retrieval.stemming import stem_text
 from retrieval.store import ChunkStore, DocumentRecord, IndexedChunk, ReplaceOutcome, body_text
 
 
@@ -75,6 +75,7 @@ class _Prepared:
     document: Document
     chunks: tuple[Chunk, ...]
     sentences: tuple[tuple[SentenceSpan, ...], ...]  # per chunk
+    stemmed: tuple[str, ...]  # per chunk: its BM25 text, stemmed
     content_hash: str
 
     def texts(self) -> list[str]:
@@ -181,7 +182,8 @@ def _next_batch(items: Iterator[Document | LoadError], chunking: ChunkingConfig)
             spans = tuple(
                 tuple(SentenceSpan(s.start, s.end) for s in split_sentences(c.text, c.language)) for c in pieces
             )
-            batch.append(_Prepared(item, pieces, spans, item.content_hash()))
+            stemmed = tuple(stem_text(body_text(c), c.language) for c in pieces)
+            batch.append(_Prepared(item, pieces, spans, stemmed, item.content_hash()))
             chunks += len(pieces)
         if chunks >= _BATCH_CHUNKS or len(batch) >= _BATCH_DOCUMENTS:
             break
@@ -198,8 +200,8 @@ async def _write(
         chunk_rows = vectors[row : row + len(p.chunks)]
         row += len(p.chunks)
         items = []
-        for chunk, spans, vector in zip(p.chunks, p.sentences, chunk_rows):
-            items.append(IndexedChunk(chunk, vector, spans, vectors[row : row + len(spans)]))
+        for chunk, spans, stemmed, vector in zip(p.chunks, p.sentences, p.stemmed, chunk_rows):
+            items.append(IndexedChunk(chunk, vector, spans, vectors[row : row + len(spans)], stemmed))
             row += len(spans)
         record = DocumentRecord(p.document.document_id, p.content_hash, p.document.version, p.document.title, len(p.chunks))
         documents.append((record, items))

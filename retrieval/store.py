@@ -4,9 +4,10 @@ Schema (collection ``<name>``, one object per chunk, its UUID is the chunk id):
 
 - verbatim fields returned to callers: ``chunk_id, document_id, version, content_hash, ordinal, title,
   section, page, url, updated_at, visibility, language, text`` — ``text`` is stored but not indexed;
-- searchable fields: ``body`` (title, section and text; ``word`` tokenization, for English, Russian and
-  other space-separated languages) and ``body_ja`` (the same text, Japanese tokenization), so one
-  collection serves queries in every language: the query's language picks the BM25 field;
+- searchable fields, all holding title, section and text: ``body_stem`` (Snowball stems, for English,
+  Russian and other space-separated languages), ``body`` (the words unstemmed, ``word`` tokenization) and
+  ``body_ja`` (Japanese tokenization), so one collection serves queries in every language: the query's
+  language picks the BM25 field (``bm25_query``);
 - the vector: whatever embedder built the index; its name is recorded in the collection description
   and a different embedder on query is refused (``IndexMismatch``).
 
@@ -40,8 +41,9 @@ from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateBaseError
 
 from retrieval.chunks import Chunk, ScoredChunk, SentenceHit, SentenceSpan
 from retrieval.errors import first_line
+from retrieval.stemming import stem_text
 
-SCHEMA_VERSION = 2  # 2: sentence vectors
+SCHEMA_VERSION = 3  # 2: sentence vectors; 3: stemmed BM25 field
 EVERYONE = "*"
 JA_TOKENIZATIONS = ("kagome_ja", "trigram", "gse")
 SearchMode = Literal["hybrid", "bm25", "vector"]
@@ -108,6 +110,7 @@ class IndexedChunk:
     vector: Sequence[float]
     sentences: Sequence[SentenceSpan] = ()
     sentence_vectors: Sequence[Sequence[float]] = ()
+    stemmed_body: str | None = None  # stem_text(body_text(chunk)), computed off the event loop by the ingest
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +124,13 @@ def body_text(chunk: Chunk) -> str:
     return "\n".join(part for part in (chunk.title, chunk.section or "", chunk.text) if part)
 
 
-def bm25_field(language: str) -> str:
-    return "body_ja" if language == "ja" else "body"
+def bm25_query(query: str, language: str, *, stemming: bool = True) -> tuple[str, str]:
+    """(field, query text) for BM25: Japanese tokenized by Weaviate, others stemmed like the chunks."""
+    if language == "ja":
+        return "body_ja", query
+    if stemming:
+        return "body_stem", stem_text(query, language)
+    return "body", query
 
 
 def registry_uuid(document_id: str) -> str:
@@ -223,6 +231,7 @@ class ChunkStore:
                 text("language", filterable=True, tokenization=Tokenization.FIELD),
                 text("text"),
                 text("body", searchable=True, tokenization=Tokenization.WORD),
+                text("body_stem", searchable=True, tokenization=Tokenization.WHITESPACE),
                 text("body_ja", searchable=True, tokenization=Tokenization(info.ja_tokenization)),
             ],
         )
@@ -305,7 +314,7 @@ class ChunkStore:
         for doc_index, (_record, items) in enumerate(documents):
             for item in items:
                 chunk = item.chunk
-                chunk_objects.append(DataObject(properties=_chunk_properties(chunk), uuid=chunk.chunk_id,
+                chunk_objects.append(DataObject(properties=_chunk_properties(chunk, item.stemmed_body), uuid=chunk.chunk_id,
                                                 vector=_floats(item.vector)))
                 chunk_owner.append(doc_index)
                 for span, vector in zip(item.sentences, item.sentence_vectors, strict=True):
@@ -385,6 +394,7 @@ class ChunkStore:
         alpha: float,
         mode: SearchMode = "hybrid",
         exclude_documents: Sequence[str] = (),
+        stemming: bool = True,
     ) -> list[ScoredChunk]:
         """Hybrid (or pure BM25 / pure vector) search over the chunks ``channel`` may see.
 
@@ -394,11 +404,11 @@ class ChunkStore:
         filters = Filter.by_property("visibility").contains_any([EVERYONE, channel] if channel else [EVERYONE])
         for document_id in exclude_documents:
             filters = filters & Filter.by_property("document_id").not_equal(document_id)
-        field = bm25_field(language)
+        field, bm25_text = bm25_query(query, language, stemming=stemming)
         try:
             if mode == "bm25":
                 response = await self._chunks.query.bm25(
-                    query=query, query_properties=[field], limit=limit, filters=filters,
+                    query=bm25_text, query_properties=[field], limit=limit, filters=filters,
                     return_metadata=MetadataQuery(score=True), return_properties=_RETURNED,
                 )
                 scores = [float(o.metadata.score or 0.0) for o in response.objects]
@@ -412,7 +422,7 @@ class ChunkStore:
             else:
                 assert vector is not None
                 response = await self._chunks.query.hybrid(
-                    query=query, vector=vector.tolist(), alpha=alpha, query_properties=[field], limit=limit,
+                    query=bm25_text, vector=vector.tolist(), alpha=alpha, query_properties=[field], limit=limit,
                     filters=filters, fusion_type=HybridFusion.RELATIVE_SCORE,
                     return_metadata=MetadataQuery(score=True), return_properties=_RETURNED,
                 )
@@ -457,7 +467,7 @@ class ChunkStore:
         return int(response.total_count or 0)
 
 
-def _chunk_properties(chunk: Chunk) -> dict[str, Any]:
+def _chunk_properties(chunk: Chunk, stemmed_body: str | None) -> dict[str, Any]:
     body = body_text(chunk)
     return {
         "chunk_id": chunk.chunk_id,
@@ -474,6 +484,7 @@ def _chunk_properties(chunk: Chunk) -> dict[str, Any]:
         "language": chunk.language,
         "text": chunk.text,
         "body": body,
+        "body_stem": stemmed_body if stemmed_body is not None else stem_text(body, chunk.language),
         "body_ja": body,
     }
 

@@ -30,6 +30,7 @@ async def top_documents(store: ChunkStore, embedder: E5Embedder, query: str, cha
 
 
 async def test_demo_corpus_is_ingested_then_skipped_when_unchanged(store: ChunkStore, embedder: E5Embedder) -> None:
+    """The first ingest writes every document; an identical second one writes nothing."""
     first = await ingest_paths(store, embedder, DEMO_CORPUS)
     assert first.failures == []
     assert first.count(Status.INGESTED) == 7  # 5 files + 2 JSONL documents
@@ -52,15 +53,13 @@ async def test_demo_corpus_is_ingested_then_skipped_when_unchanged(store: ChunkS
     ],
 )
 async def test_questions_in_each_language_find_their_document_first(
-    store: ChunkStore, embedder: E5Embedder, query: str, expected: str
+    demo_store: ChunkStore, embedder: E5Embedder, query: str, expected: str
 ) -> None:
-    await ingest_paths(store, embedder, DEMO_CORPUS)
-    assert (await top_documents(store, embedder, query))[0] == expected
+    assert (await top_documents(demo_store, embedder, query))[0] == expected
 
 
-async def test_results_carry_the_metadata_of_their_document(store: ChunkStore, embedder: E5Embedder) -> None:
-    await ingest_paths(store, embedder, DEMO_CORPUS)
-    result = await search("refund processing fee after 30 days", store=store, embedder=embedder, config=SearchConfig(), limit=1)
+async def test_results_carry_the_metadata_of_their_document(demo_store: ChunkStore, embedder: E5Embedder) -> None:
+    result = await search("refund processing fee after 30 days", store=demo_store, embedder=embedder, config=SearchConfig(), limit=1)
     chunk = result.hits[0].chunk
     assert (chunk.document_id, chunk.title, chunk.section, chunk.version, chunk.url) == (
         "billing-refunds", "Refund policy", "Eligibility", "2026-09", "https://docs.example.com/billing/refunds")
@@ -68,12 +67,11 @@ async def test_results_carry_the_metadata_of_their_document(store: ChunkStore, e
     assert chunk.language == "en"
 
 
-async def test_a_channel_only_sees_documents_visible_to_it(store: ChunkStore, embedder: E5Embedder) -> None:
-    await ingest_paths(store, embedder, DEMO_CORPUS)
+async def test_a_channel_only_sees_documents_visible_to_it(demo_store: ChunkStore, embedder: E5Embedder) -> None:
     question = "Can a team lead approve a goodwill credit without finance?"
-    assert "leads-escalation-matrix" not in await top_documents(store, embedder, question, k=20)
-    assert "leads-escalation-matrix" not in await top_documents(store, embedder, question, channel="C0OTHER", k=20)
-    assert (await top_documents(store, embedder, question, channel="C0LEADS"))[0] == "leads-escalation-matrix"
+    assert "leads-escalation-matrix" not in await top_documents(demo_store, embedder, question, k=20)
+    assert "leads-escalation-matrix" not in await top_documents(demo_store, embedder, question, channel="C0OTHER", k=20)
+    assert (await top_documents(demo_store, embedder, question, channel="C0LEADS"))[0] == "leads-escalation-matrix"
 
 
 async def test_a_new_version_replaces_every_chunk_of_the_old_one(
@@ -160,20 +158,19 @@ async def test_a_chunk_weaviate_rejects_fails_its_document_only(store: ChunkStor
     assert (await store.current(["good"]))["good"].version == "2"
 
 
-async def test_sentences_of_the_top_chunks_are_ranked_by_similarity(store: ChunkStore, embedder: E5Embedder) -> None:
-    await ingest_paths(store, embedder, DEMO_CORPUS)
+async def test_sentences_of_the_top_chunks_are_ranked_by_similarity(demo_store: ChunkStore, embedder: E5Embedder) -> None:
     question = "How long is the password reset link valid?"
-    result = await search(question, store=store, embedder=embedder, config=SearchConfig(), limit=3)
+    result = await search(question, store=demo_store, embedder=embedder, config=SearchConfig(), limit=3)
     chunks = {h.chunk.chunk_id: h.chunk for h in result.hits}
-    sentences = await store.sentence_hits(await embedder.embed_query(question), list(chunks))
+    sentences = await demo_store.sentence_hits(await embedder.embed_query(question), list(chunks))
     assert {s.chunk_id for s in sentences} <= set(chunks)
     best = sentences[0]
     assert chunks[best.chunk_id].text[best.start : best.end] == "The reset link is valid for 60 minutes and can be used once."
     assert [s.score for s in sentences] == sorted((s.score for s in sentences), reverse=True)
 
 
-async def test_an_index_built_by_another_embedder_is_refused(store: ChunkStore, weaviate) -> None:
-    other = ChunkStore(weaviate.client, store.name)
+async def test_an_index_built_by_another_embedder_is_refused(demo_store: ChunkStore, weaviate) -> None:
+    other = ChunkStore(weaviate.client, demo_store.name)
     with pytest.raises(IndexMismatch, match="VERBATIM_EMBEDDER"):
         await other.open("use-multilingual-v3", 512, create=False)
 
