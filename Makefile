@@ -19,10 +19,13 @@ weaviate: install
 
 demo: weaviate
 	$(BIN)/verbatim ingest demo/corpus
-	$(BIN)/verbatim search "How long do I have to request a refund for an annual plan?" -k 3
+	$(BIN)/verbatim ask "How long do I have to request a refund for an annual plan?"
+	$(BIN)/verbatim ask "Когда обращение передаётся на вторую линию?"
 
 test: weaviate
 	scripts/test.sh
 
 bench: weaviate
 	$(BIN)/python -m bench.retrieval
+	$(BIN)/python -m bench.abstain
+	$(BIN)/python -m bench.slack

@@ -43,7 +43,8 @@ class CachedEmbedder:
         self.name = inner.name
         self.dim = inner.dim
         CACHE.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(CACHE / f"vectors-{re.sub(r'[^A-Za-z0-9_.-]', '_', inner.name)}.sqlite3")
+        # Benches may run side by side and share the cache: wait for a writer rather than fail.
+        self._db = sqlite3.connect(CACHE / f"vectors-{re.sub(r'[^A-Za-z0-9_.-]', '_', inner.name)}.sqlite3", timeout=120)
         self._db.execute("CREATE TABLE IF NOT EXISTS v (k TEXT PRIMARY KEY, v BLOB)")
 
     def _keys(self, kind: str, texts: Sequence[str]) -> list[str]:

@@ -28,6 +28,7 @@ from bot.answer.service import AnswerResult, Question, answer
 from bot.answer.query import Turn
 from bot.exchange_log import answered_record, failed_record
 from bot.review.cli import review
+from bot.serve import serve_command
 from bot.runtime import Retrieval, Storage, build_answer_deps, open_retrieval, open_storage
 from bot.settings import Settings
 from retrieval.language import detect_language
@@ -84,6 +85,7 @@ def main(verbose: bool) -> None:
 
 
 main.add_command(review)
+main.add_command(serve_command)
 
 
 # -- weaviate ------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #   scripts/postgres.sh url               # prints the export line of the running server
 #   scripts/postgres.sh status            # says whether it runs (exit 1 when not)
 #   scripts/postgres.sh stop              # stops it and deletes its data (it is a test server)
+#   scripts/postgres.sh pause             # stops it but keeps its data and port: `start` brings it back as it was
 #
 # Works on a fresh Debian machine: when no postgres/initdb is found (PATH, then /usr/lib/postgresql/*/bin),
 # it installs Debian's postgresql package. initdb refuses to run as root, so as root the server runs as the
@@ -115,7 +116,8 @@ start() {
             || as_owner "$BINDIR/initdb" -D "$DATA" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
     fi
 
-    free_port >"$PORT_FILE"
+    # A paused server comes back on its old port, so clients that knew it reconnect.
+    [[ -s "$PORT_FILE" ]] || free_port >"$PORT_FILE"
     local port
     port="$(cat "$PORT_FILE")"
     # A test server: no fsync, so creating a database per test is fast. Never copy these settings to production.
@@ -140,6 +142,13 @@ stop() {
     rm -rf "$PG_DIR"
 }
 
+pause() {
+    BINDIR="$(find_bindir)" || die "PostgreSQL is not installed"
+    is_running || die "not running"
+    as_owner "$BINDIR/pg_ctl" stop -D "$DATA" -m fast -w >/dev/null
+    say "paused the PostgreSQL in $DATA (data and port kept)"
+}
+
 status() {
     BINDIR="$(find_bindir)" || die "PostgreSQL is not installed"
     if is_running; then
@@ -158,7 +167,8 @@ url() {
 case "${1:-}" in
     start) start ;;
     stop) stop ;;
+    pause) pause ;;
     status) status ;;
     url) url ;;
-    *) die "usage: scripts/postgres.sh start|stop|status|url   (eval \"\$(scripts/postgres.sh start)\" exports VERBATIM_TEST_POSTGRES_URL)" ;;
+    *) die "usage: scripts/postgres.sh start|stop|pause|status|url   (eval \"\$(scripts/postgres.sh start)\" exports VERBATIM_TEST_POSTGRES_URL)" ;;
 esac

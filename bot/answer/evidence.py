@@ -24,7 +24,7 @@ from bot.answer.extractive import ScoredSentence
 from bot.answer.lexical import content_terms, coverage
 
 FEATURES = ("top_similarity", "margin", "second_similarity", "coverage_best", "coverage_chunk", "answer_type",
-            "question_terms")
+            "question_terms", "missing_terms", "missing_long", "entities_missing", "negation_mismatch", "best_in_first")
 MODEL_PATH = Path(__file__).with_name("abstain_model.json")
 
 _NUMBER = re.compile(r"\d|[０-９]|\b(one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million)\b"
@@ -33,7 +33,10 @@ _NUMBER = re.compile(r"\d|[０-９]|\b(one|two|three|four|five|six|seven|eight|n
 _DATE = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b|\d+\s*(年|月|日|世紀)|\b(january|february|march|april|may|june|july|"
                    r"august|september|october|november|december|century|января|февраля|марта|апреля|мая|июня|"
                    r"июля|августа|сентября|октября|ноября|декабря|век\w*)\b", re.IGNORECASE)
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-ZА-ЯЁ][a-zа-яё]+")
+_NAME = re.compile(r"(?<=[^\s.!?]\s)[A-ZА-ЯЁ][a-zа-яё]+")
+# Names and numbers in a question: a capitalised word not opening the sentence, a number, a katakana word.
+_ENTITY = re.compile(r"(?<=[^\s.!?]\s)[A-ZА-ЯЁ][\w-]+|\d[\d,.]*|[\u30a0-\u30ff]{2,}")
+_NEGATION = re.compile(r"\b(not|never|no|without|none|neither|nor|нет|не|никогда|без)\b|n't|ない|ず|ません", re.IGNORECASE)
 # What a question asks for, by its question words (en, ru, ja).
 _ASKS = (
     ("number", re.compile(r"\bhow (many|much|long|far|old|large|big|tall|often)\b|\bwhat (percent|percentage|number)\b"
@@ -50,13 +53,18 @@ _KINDS = {"number": _NUMBER, "date": _DATE, "name": _NAME}
 class Evidence:
     """What the decision looks at; logged with the exchange so a lead can see why."""
 
-    top_similarity: float
-    margin: float
-    second_similarity: float
-    coverage_best: float
-    coverage_chunk: float
+    top_similarity: float  # cosine of the question and its closest sentence
+    margin: float  # how far that sentence stands above the mean of the top ten
+    second_similarity: float  # the closest sentence of another chunk
+    coverage_best: float  # share of the question's content terms in the best sentence
+    coverage_chunk: float  # … in the best sentence's chunk
     answer_type: float  # 1: the best sentence has what the question asks for, 0: it has not, 0.5: no cue
-    question_terms: float
+    question_terms: float  # log(1 + number of content terms)
+    missing_terms: float  # content terms of the question absent from the chunk
+    missing_long: float  # share of the question's terms that are long (5+ chars, so specific) and absent
+    entities_missing: float  # share of the question's names and numbers absent from the chunk
+    negation_mismatch: float  # the question is negated and the sentence is not, or the other way round
+    best_in_first: float  # the best sentence is in the top-ranked source
 
     def vector(self) -> list[float]:
         return [float(getattr(self, name)) for name in FEATURES]
@@ -77,6 +85,9 @@ def evidence(question: str, language: str, ranked: Sequence[ScoredSentence]) -> 
     sims = [s.similarity for s in ranked[:10]]
     second = next((s.similarity for s in ranked[1:] if s.source is not best.source), sims[-1])
     terms = content_terms(question, language)
+    chunk_text = best.source.chunk.text
+    missing = terms - content_terms(chunk_text, language)
+    entities = set(_ENTITY.findall(question))
     kind = asked_kind(question)
     answer_type = 0.5 if kind is None else float(bool(_KINDS[kind].search(best.text)))
     return Evidence(
@@ -84,9 +95,14 @@ def evidence(question: str, language: str, ranked: Sequence[ScoredSentence]) -> 
         margin=best.similarity - sum(sims) / len(sims),
         second_similarity=second,
         coverage_best=coverage(terms, best.text, language),
-        coverage_chunk=coverage(terms, best.source.chunk.text, language),
+        coverage_chunk=coverage(terms, chunk_text, language),
         answer_type=answer_type,
         question_terms=math.log1p(len(terms)),
+        missing_terms=float(len(missing)),
+        missing_long=sum(1 for t in missing if len(t) >= 5) / max(1, len(terms)),
+        entities_missing=(sum(1 for e in entities if e.lower() not in chunk_text.lower()) / len(entities)) if entities else 0.0,
+        negation_mismatch=float(bool(_NEGATION.search(question)) != bool(_NEGATION.search(best.text))),
+        best_in_first=float(best.source.label == "S1"),
     )
 
 

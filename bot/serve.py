@@ -1,0 +1,222 @@
+"""``verbatim serve`` / ``python -m bot``: the Slack bot and its HTTP server, from start-up to clean shutdown.
+
+    start     check the Slack settings (one line and exit 2 if they cannot work), check the bot token with
+              auth.test, open Weaviate and the exchange log (replaying its journal), build the answer service
+    serve     HTTP on $PORT: /slack/events (HTTP mode), /api/ask, /healthz; Socket Mode instead of
+              /slack/events when SLACK_APP_TOKEN is set; the journal replayed every minute
+    stop      on SIGTERM or SIGINT: stop taking events (close the socket / the listening port), let the
+              answers in flight finish and log, then close the clients
+
+``running_bot`` is the part between start and stop, given ready-made deps, so tests run the real server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import Literal, NoReturn
+
+import aiohttp
+import click
+from aiohttp import web
+from pydantic import ValidationError
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.runtime import build_answer_deps, open_retrieval, open_storage, replay_journal
+from bot.settings import Settings
+from bot.slack.app import create_app
+from bot.slack.deps import SLACK_ERRORS, SlackDeps, SlackOptions, build_web_client, slack_error
+from bot.slack.http import ServerState, web_application
+from retrieval.embedders import EmbeddingError
+from retrieval.store import StoreError
+from retrieval.weaviate_server import StoreUnavailable
+from storage.errors import StorageError
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["http", "socket"]
+DRAIN_TIMEOUT_S = 60.0  # how long a shutdown waits for answers in flight
+REPLAY_EVERY_S = 60.0
+
+
+class SlackConfigError(Exception):
+    """The Slack settings cannot work; the message says which variable to set."""
+
+
+class StartError(Exception):
+    """The server could not start (the port is taken, …); the message says why."""
+
+
+_START_ERRORS = (StoreUnavailable, StoreError, EmbeddingError, StorageError, StartError)
+
+
+def slack_mode(settings: Settings) -> Mode:
+    """"socket" when SLACK_APP_TOKEN is set, else "http"; SlackConfigError when neither can run."""
+    if settings.slack_bot_token is None or not settings.slack_bot_token.get_secret_value().strip():
+        raise SlackConfigError("SLACK_BOT_TOKEN is not set: copy the Bot User OAuth Token (xoxb-…) from the Slack "
+                               "app's OAuth & Permissions page")
+    app_token = settings.slack_app_token.get_secret_value().strip() if settings.slack_app_token else ""
+    if app_token:
+        if not app_token.startswith("xapp-"):
+            raise SlackConfigError("SLACK_APP_TOKEN must be an app-level token (xapp-…) with the "
+                                   "connections:write scope, made under Basic Information > App-Level Tokens")
+        return "socket"
+    if settings.slack_signing_secret is None or not settings.slack_signing_secret.get_secret_value().strip():
+        raise SlackConfigError("set SLACK_SIGNING_SECRET (HTTP mode: Slack posts events to /slack/events) or "
+                               "SLACK_APP_TOKEN (Socket Mode, an xapp-… token)")
+    return "http"
+
+
+@dataclass(frozen=True, slots=True)
+class RunningBot:
+    mode: Mode
+    url: str  # the HTTP server's base URL, e.g. http://127.0.0.1:3000
+
+
+@asynccontextmanager
+async def running_bot(settings: Settings, deps: SlackDeps, *, host: str = "0.0.0.0", port: int | None = None,
+                      replay_every_s: float = REPLAY_EVERY_S,
+                      drain_timeout_s: float = DRAIN_TIMEOUT_S) -> AsyncIterator[RunningBot]:
+    """Serve until the block ends, then shut down cleanly (see the module docstring)."""
+    mode = slack_mode(settings)
+    bolt = create_app(settings, deps)
+    state = ServerState(mode)
+    api_token = settings.api_token.get_secret_value() if settings.api_token else None
+    application = web_application(deps, state, bolt=bolt if mode == "http" else None, api_token=api_token or None)
+    runner = web.AppRunner(application, access_log=None, shutdown_timeout=drain_timeout_s)
+    await runner.setup()
+    socket: AsyncSocketModeHandler | None = None
+    replay = asyncio.create_task(_replay_forever(deps, replay_every_s), name="journal-replay")
+    try:
+        site = web.TCPSite(runner, host, settings.port if port is None else port)
+        try:
+            await site.start()
+        except OSError as error:
+            raise StartError(f"cannot listen on {host}:{site.name.rsplit(':', 1)[-1]}: {error.strerror or error}") from error
+        if mode == "socket":
+            assert settings.slack_app_token is not None
+            socket = AsyncSocketModeHandler(bolt, settings.slack_app_token.get_secret_value())
+            await socket.connect_async()
+        yield RunningBot(mode, _base_url(runner, host))
+    finally:
+        state.draining = True
+        if socket is not None:
+            await socket.close_async()  # no new events; Slack sends them to another connection
+        await runner.cleanup()  # no new requests; waits for /api/ask requests in progress
+        left = await deps.in_flight.drain(drain_timeout_s)
+        if left:
+            log.error("shutting down with %d answers still running after %.0f s", left, drain_timeout_s)
+        replay.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await replay
+        await replay_journal(deps.journal, deps.sessions)
+
+
+async def _replay_forever(deps: SlackDeps, every_s: float) -> None:
+    """Exchanges journaled while the database was down are written as soon as it is back."""
+    while True:
+        await asyncio.sleep(every_s)
+        await replay_journal(deps.journal, deps.sessions)
+
+
+def freeze_startup_objects() -> None:
+    """Hide what start-up built from the garbage collector, so a full collection never stalls the event loop.
+
+    After start-up about 200,000 objects (modules, clients, models) live as long as the process; a full
+    collection walks them all and took over 100 ms on the event loop in bench/slack.py. Frozen, they are
+    skipped, and the longest stall seen under a burst of mentions fell to about 40 ms.
+    """
+    gc.collect()
+    gc.freeze()
+
+
+def _base_url(runner: web.AppRunner, host: str) -> str:
+    for address in runner.addresses:
+        if isinstance(address, tuple) and len(address) >= 2:
+            shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
+            return f"http://{shown}:{address[1]}"
+    return ""
+
+
+async def serve(settings: Settings, *, host: str, port: int | None) -> None:
+    """Build everything from settings, serve until SIGTERM/SIGINT, shut down cleanly."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    async with AsyncExitStack() as stack:
+        session = aiohttp.ClientSession()
+        stack.push_async_callback(session.close)  # closed last: after the answers in flight have posted
+        client = build_web_client(settings, session)
+        await _check_token(client)
+        retrieval = await stack.enter_async_context(open_retrieval(settings))
+        storage = await stack.enter_async_context(open_storage(settings))
+        deps = SlackDeps(answer=build_answer_deps(settings, retrieval), sessions=storage.sessions,
+                         journal=storage.journal, client=client, options=SlackOptions.from_settings(settings))
+        freeze_startup_objects()
+        async with running_bot(settings, deps, host=host, port=port) as bot:
+            log.info("Verbatim is serving on %s (%s mode; Weaviate: %s)", bot.url,
+                     "Socket Mode" if bot.mode == "socket" else "HTTP Events API", retrieval.weaviate.description)
+            await stop.wait()
+            log.info("stopping; answers in flight: %d", len(deps.in_flight))
+    log.info("stopped")
+
+
+async def _check_token(client: AsyncWebClient) -> None:
+    """Fail at start-up, not at the first question, when Slack refuses the bot token."""
+    try:
+        await client.auth_test()
+    except SLACK_ERRORS as error:
+        raise SlackConfigError(f"Slack refused SLACK_BOT_TOKEN at auth.test ({slack_error(error)}): check the token "
+                               "and SLACK_API_URL") from error
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+@click.command("serve")
+@click.option("--host", default="0.0.0.0", show_default=True, help="Address the HTTP server listens on.")
+@click.option("--port", type=click.IntRange(0, 65535), help="Port of the HTTP server (default: PORT, 3000).")
+def serve_command(host: str, port: int | None) -> None:
+    """Run the Slack bot: Events API on /slack/events, or Socket Mode when SLACK_APP_TOKEN is set."""
+    try:
+        settings = Settings()
+    except ValidationError as error:
+        first = error.errors()[0]
+        name = str(first["loc"][0]).upper() if first["loc"] else "a setting"
+        _fail(f"{name} is invalid ({first['msg']}): fix it in the environment or .env", 2)
+    try:
+        slack_mode(settings)
+    except SlackConfigError as error:
+        _fail(str(error), 2)
+    if not isinstance(logging.getLevelName(settings.log_level.upper()), int):
+        _fail(f"LOG_LEVEL={settings.log_level!r} is not a log level: use DEBUG, INFO, WARNING or ERROR", 2)
+    _configure_logging(settings.log_level)
+    try:
+        asyncio.run(serve(settings, host=host, port=port))
+    except SlackConfigError as error:
+        _fail(str(error), 2)
+    except _START_ERRORS as error:
+        _fail(str(error), 1)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+
+
+def _configure_logging(level: str) -> None:
+    """A server logs what it does (one line per question) at LOG_LEVEL; chatty clients only their warnings."""
+    root = logging.getLogger()
+    if not root.handlers:
+        logging.basicConfig(stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    root.setLevel(level.upper())
+    for noisy in ("httpx", "httpcore", "aiohttp.access"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -1,0 +1,122 @@
+"""How answers run side by side: in order within a channel, concurrently across channels, drained at shutdown.
+
+``ChannelOrder``: a burst of questions in one channel is answered one at a time, earliest message first, so
+the replies read in the order the questions were asked. A question takes its place (``reserve``) the moment
+its event arrives, before any await, and waits for its turn only when it is ready to answer; a question that
+turns out to be a duplicate gives its place back without answering. Channels do not wait for each other.
+
+``InFlight``: the tasks answering right now, so a clean shutdown can let them finish (post their reply, log
+their exchange) before the clients they use are closed. Holding the task also keeps a strong reference to
+it, which Bolt's fire-and-forget listener tasks otherwise lack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+
+def ts_key(ts: str) -> tuple[int, int]:
+    """Slack timestamps ("1700000000.000123") in time order."""
+    seconds, _, fraction = ts.partition(".")
+    try:
+        return int(seconds), int(fraction.ljust(6, "0")[:6] or 0)
+    except ValueError:
+        return 0, 0
+
+
+@dataclass(eq=False)
+class Ticket:
+    """One question's place in its channel's line."""
+
+    channel: str
+    key: tuple[tuple[int, int], int]
+    order: ChannelOrder
+    ready: bool = False
+    go: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def turn(self) -> None:
+        """Wait until every earlier question of the channel is answered (or withdrawn)."""
+        self.ready = True
+        self.order._advance(self.channel)
+        await self.go.wait()
+
+
+@dataclass
+class _Lane:
+    tickets: list[Ticket] = field(default_factory=list)  # sorted by key
+    running: Ticket | None = None
+
+
+class ChannelOrder:
+    def __init__(self) -> None:
+        self._lanes: dict[str, _Lane] = {}
+        self._arrivals = itertools.count()
+
+    @contextmanager
+    def reserve(self, channel: str, ts: str) -> Iterator[Ticket]:
+        """Take a place for the message ``ts`` (synchronously); the place is given back on leaving."""
+        lane = self._lanes.setdefault(channel, _Lane())
+        ticket = Ticket(channel, (ts_key(ts), next(self._arrivals)), self)
+        bisect.insort(lane.tickets, ticket, key=lambda t: t.key)
+        try:
+            yield ticket
+        finally:
+            lane.tickets.remove(ticket)
+            if lane.running is ticket:
+                lane.running = None
+            if lane.tickets:
+                self._advance(channel)
+            else:
+                del self._lanes[channel]
+
+    def waiting(self, channel: str) -> int:
+        """How many questions of the channel hold a place (running included)."""
+        lane = self._lanes.get(channel)
+        return len(lane.tickets) if lane else 0
+
+    def _advance(self, channel: str) -> None:
+        lane = self._lanes.get(channel)
+        if lane is None or lane.running is not None or not lane.tickets:
+            return
+        first = lane.tickets[0]
+        if first.ready:  # the earliest question is ready: its turn. If it is not, everyone waits for it.
+            lane.running = first
+            first.go.set()
+
+
+class InFlight:
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[object]] = set()
+
+    @contextmanager
+    def track(self) -> Iterator[None]:
+        """Count the current task as answering until the block ends."""
+        task = asyncio.current_task()
+        if task is None:
+            yield
+            return
+        self._tasks.add(task)
+        try:
+            yield
+        finally:
+            self._tasks.discard(task)
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    async def drain(self, timeout_s: float) -> int:
+        """Wait up to ``timeout_s`` for the answers in flight; returns how many were still running after it."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        current = asyncio.current_task()
+        while pending := {t for t in self._tasks if t is not current and not t.done()}:
+            left = deadline - loop.time()
+            if left <= 0:
+                return len(pending)
+            await asyncio.wait(pending, timeout=left)  # answers that started meanwhile are waited for too
+        return 0

@@ -1,0 +1,131 @@
+"""What the Slack edge is given at start-up: the answer service's parts, the exchange log, the Web API client.
+
+Built once by the server (``bot.serve``) or a test, passed to ``create_app``; nothing here is created at
+import time. The in-process state of the edge (events already taken, threads answered, each channel's line,
+the answers in flight) lives here too, so two apps in one process (as in the tests) never share it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.answer.service import AnswerDeps
+from bot.settings import Settings
+from bot.slack.concurrency import ChannelOrder, InFlight
+from bot.slack.seen import Seen
+from storage.journal import Journal
+
+log = logging.getLogger(__name__)
+
+NUMBER_REACTIONS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")  # S1 … S9
+SLACK_ERRORS = (SlackApiError, aiohttp.ClientError, asyncio.TimeoutError)  # a Web API call that failed
+
+
+def _names(value: str) -> frozenset[str]:
+    return frozenset(part.strip().strip(":") for part in value.split(",") if part.strip().strip(":"))
+
+
+@dataclass(frozen=True, slots=True)
+class SlackOptions:
+    """The edge's knobs: from settings (reactions, leads) or fixed here with the reason beside each."""
+
+    flag_reactions: frozenset[str] = frozenset({"x", "triangular_flag_on_post"})
+    first_flag_reaction: str | None = "x"  # the one the hint under an answer names
+    working_reaction: str | None = "eyes"
+    lead_user_ids: frozenset[str] = frozenset()
+    lead_usergroup_id: str | None = None
+    answer_timeout_s: float = 120.0  # a hung store ends in an error reply, not silence
+    max_concurrent_answers: int = 8  # across channels: bounds memory in a burst; the store does the real work
+    history_turns: int = 10  # earlier exchanges of a thread given to the answer as history
+    max_question_chars: int = 4000  # a pasted log is cut: the search needs the question, not the whole paste
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> SlackOptions:
+        ordered = [p.strip().strip(":") for p in settings.flag_reactions.split(",") if p.strip().strip(":")]
+        return cls(
+            flag_reactions=frozenset(ordered), first_flag_reaction=ordered[0] if ordered else None,
+            working_reaction=settings.working_reaction.strip().strip(":") or None,
+            lead_user_ids=_names(settings.lead_user_ids), lead_usergroup_id=settings.lead_usergroup_id or None,
+        )
+
+
+class Leads:
+    """Who counts as a lead: LEAD_USER_IDS, members of LEAD_USERGROUP_ID (cached), or everyone if neither is set."""
+
+    def __init__(self, options: SlackOptions, client: AsyncWebClient, ttl_s: float = 300.0) -> None:
+        self._ids = options.lead_user_ids
+        self._group = options.lead_usergroup_id
+        self._client = client
+        self._ttl_s = ttl_s
+        self._members: frozenset[str] = frozenset()
+        self._fetched_at: float | None = None
+
+    async def is_lead(self, user: str) -> bool:
+        if not self._ids and not self._group:
+            return True
+        if user in self._ids:
+            return True
+        return self._group is not None and user in await self._group_members()
+
+    async def _group_members(self) -> frozenset[str]:
+        now = time.monotonic()
+        if self._fetched_at is not None and now - self._fetched_at < self._ttl_s:
+            return self._members
+        try:
+            response = await self._client.usergroups_users_list(usergroup=self._group)
+            self._members = frozenset(response.get("users") or ())
+        except SLACK_ERRORS as error:
+            # Keep the last list we had; an empty one means reactions count as non-lead until Slack answers.
+            log.warning("cannot list the lead user group %s (%s); using the last known members (%d)",
+                        self._group, slack_error(error), len(self._members))
+        self._fetched_at = now
+        return self._members
+
+
+@dataclass
+class SlackDeps:
+    answer: AnswerDeps
+    sessions: async_sessionmaker[AsyncSession]
+    journal: Journal
+    client: AsyncWebClient
+    options: SlackOptions = field(default_factory=SlackOptions)
+    seen: Seen = field(default_factory=Seen)  # events and messages this process has taken
+    threads: Seen = field(default_factory=Seen)  # "channel:thread_ts" of threads this process answered in
+    order: ChannelOrder = field(default_factory=ChannelOrder)
+    in_flight: InFlight = field(default_factory=InFlight)
+    leads: Leads = field(init=False)
+    answer_slots: asyncio.Semaphore = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.leads = Leads(self.options, self.client)
+        self.answer_slots = asyncio.Semaphore(self.options.max_concurrent_answers)
+
+
+def build_web_client(settings: Settings, session: aiohttp.ClientSession | None = None) -> AsyncWebClient:
+    """The bot's Web API client: SLACK_API_URL as its base, 429s retried after ``Retry-After``."""
+    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+    base_url = settings.slack_api_url if settings.slack_api_url.endswith("/") else settings.slack_api_url + "/"
+    return AsyncWebClient(
+        token=token, base_url=base_url, session=session,
+        retry_handlers=[AsyncConnectionErrorRetryHandler(), AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
+    )
+
+
+def slack_error(error: BaseException) -> str:
+    """A Web API failure in a few words for a log line (Slack's error code, never the request or a token)."""
+    if isinstance(error, SlackApiError):
+        return str(error.response.get("error") or error.response.status_code)
+    return type(error).__name__
+

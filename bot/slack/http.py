@@ -1,0 +1,144 @@
+"""The bot's HTTP server: Slack's Events API, ``POST /api/ask`` for other tools, and a health check.
+
+    POST /slack/events   Bolt's aiohttp adapter, nothing more: Bolt verifies the signature and the timestamp
+                         (401 otherwise), answers url_verification, acks, and runs the listeners
+                         (HTTP mode only; in Socket Mode events come over the socket)
+    POST /api/ask        {"question": str, "channel"?: str} with ``Authorization: Bearer API_TOKEN`` ->
+                         the ``ask --json`` object (DESIGN.md); 401 without the token, 404 when API_TOKEN is
+                         unset, 400 for a bad body, 503 (with the error object) when answering failed
+    GET  /healthz        200 while serving, 503 once shutting down (so a load balancer stops sending)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.app.async_app import AsyncApp
+
+from bot.answer.render import error_json, to_json
+from bot.answer.service import Question, answer
+from bot.exchange_log import answered_record, failed_record
+from bot.slack.answering import ANSWER_ERRORS
+from bot.slack.deps import SlackDeps
+from retrieval.language import detect_language
+from storage.errors import JournalError
+from storage.journal import write_or_journal
+from storage.records import ExchangeRecord
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+ASK_PATH = "/api/ask"
+HEALTH_PATH = "/healthz"
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+DISPATCH_AT_ONCE = 4
+
+
+@dataclass
+class ServerState:
+    mode: str  # "http" or "socket"
+    draining: bool = False
+
+
+def web_application(deps: SlackDeps, state: ServerState, *, bolt: AsyncApp | None, api_token: str | None) -> web.Application:
+    """The aiohttp application; ``bolt`` given: serve the Events API; ``api_token`` given: serve /api/ask."""
+    application = web.Application(client_max_size=256 * 1024)
+    if bolt is not None:
+        application.router.add_post(EVENTS_PATH, _events(bolt))
+    application.router.add_post(ASK_PATH, _ask(deps, api_token))
+    application.router.add_get(HEALTH_PATH, _health(deps, state))
+    return application
+
+
+def _events(bolt: AsyncApp) -> Handler:
+    # A burst of deliveries is let into Bolt a few at a time: each dispatch is a millisecond or two of plain
+    # Python, and a hundred started together would hold the event loop for ~100 ms (bench/slack.py).
+    gate = asyncio.Semaphore(DISPATCH_AT_ONCE)
+
+    async def events(request: web.Request) -> web.Response:
+        bolt_request = await to_bolt_request(request)
+        async with gate:
+            response = await bolt.async_dispatch(bolt_request)
+        return await to_aiohttp_response(response)
+
+    return events
+
+
+def _health(deps: SlackDeps, state: ServerState) -> Handler:
+    async def health(request: web.Request) -> web.Response:
+        body = {"status": "draining" if state.draining else "ok", "mode": state.mode, "in_flight": len(deps.in_flight)}
+        return web.json_response(body, status=503 if state.draining else 200)
+
+    return health
+
+
+def _ask(deps: SlackDeps, api_token: str | None) -> Handler:
+    async def ask(request: web.Request) -> web.Response:
+        if api_token is None:
+            raise web.HTTPNotFound()
+        if not _bearer_matches(request, api_token):
+            return web.json_response({"error": "a valid Authorization: Bearer token is required"}, status=401,
+                                     headers={"WWW-Authenticate": 'Bearer realm="verbatim"'})
+        parsed = await _ask_body(request)
+        if isinstance(parsed, str):
+            return web.json_response({"error": parsed}, status=400)
+        with deps.in_flight.track():
+            status, payload = await answer_for_api(parsed, deps)
+        return web.json_response(payload, status=status, dumps=lambda o: json.dumps(o, ensure_ascii=False))
+
+    return ask
+
+
+def _bearer_matches(request: web.Request, token: str) -> bool:
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    # Compared in constant time, as bytes (compare_digest refuses non-ASCII str).
+    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+
+
+async def _ask_body(request: web.Request) -> Question | str:
+    """The question of a request, or what is wrong with the body."""
+    try:
+        data = await request.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return 'the body must be JSON: {"question": "...", "channel": "C..."}'
+    if not isinstance(data, dict) or not isinstance(data.get("question"), str) or not data["question"].strip():
+        return '"question" must be a non-empty string'
+    channel = data.get("channel")
+    if channel is not None and not isinstance(channel, str):
+        return '"channel" must be a Slack channel id string'
+    if len(data["question"]) > 4000:
+        return '"question" is longer than 4000 characters'
+    return Question(data["question"].strip(), channel or None)
+
+
+async def answer_for_api(question: Question, deps: SlackDeps) -> tuple[int, dict[str, object]]:
+    """(HTTP status, the ``ask --json`` object), the exchange logged with source "api"."""
+    exchange_id, created = str(uuid.uuid4()), datetime.now(UTC)
+    try:
+        async with deps.answer_slots:
+            result = await asyncio.wait_for(answer(question, deps.answer), deps.options.answer_timeout_s)
+    except ANSWER_ERRORS as error:
+        language = detect_language(question.text)
+        log.error("api question %s failed: %s: %s", exchange_id, type(error).__name__, error)
+        await _log(failed_record(question.text, error, exchange_id=exchange_id, created_at=created, source="api",
+                                 language=language), deps)
+        return 503, error_json(exchange_id, language)
+    await _log(answered_record(result, exchange_id=exchange_id, created_at=created, source="api"), deps)
+    return 200, to_json(result, exchange_id)
+
+
+async def _log(record: ExchangeRecord, deps: SlackDeps) -> None:
+    try:
+        await write_or_journal(deps.sessions, deps.journal, record)
+    except JournalError as error:
+        log.error("exchange %s (api, %s) could not be logged anywhere: %s", record.id, record.outcome, error)

@@ -1,0 +1,108 @@
+"""Bolt listeners: parse the payload at the edge, hand the value to one function, nothing else.
+
+Plain functions of Bolt's own arguments plus ``deps``; ``register`` binds them to an app. Every event the
+manifest subscribes to has a listener, so Bolt acknowledges each one (in Socket Mode an unhandled event is
+never acked and Slack sends it again).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.request.async_request import AsyncBoltRequest
+
+from bot.slack.answering import Attempt, log_exchange, post_reply, take_question
+from bot.slack.blocks import error_message
+from bot.slack.deps import SlackDeps
+from bot.slack.events import Mention, parse_follow_up, parse_mention, parse_reaction, retry_number
+from bot.slack.reactions import take_reaction
+from bot.slack.threads import BotUser
+from retrieval.language import detect_language
+
+log = logging.getLogger(__name__)
+
+ATTEMPT = "verbatim_attempt"  # where a question's Attempt waits in Bolt's context for the error handler
+
+Body = dict[str, Any]
+
+
+def bot_user(context: AsyncBoltContext) -> BotUser:
+    return BotUser(user_id=context.bot_user_id, bot_id=context.bot_id)
+
+
+async def on_app_mention(body: Body, context: AsyncBoltContext, request: AsyncBoltRequest, deps: SlackDeps) -> None:
+    """@verbatim in a channel or a thread: answer in the thread."""
+    question = parse_mention(body, context.bot_user_id, retry_number(request.headers))
+    if question is not None:
+        context[ATTEMPT] = attempt = Attempt()
+        await take_question(question, deps, bot_user(context), attempt)
+
+
+async def on_message(body: Body, context: AsyncBoltContext, request: AsyncBoltRequest, deps: SlackDeps) -> None:
+    """Any message the bot can see: only a person's follow-up in a thread the bot answered is a question."""
+    question = parse_follow_up(body, context.bot_user_id, retry_number(request.headers))
+    if question is not None:
+        context[ATTEMPT] = attempt = Attempt()
+        await take_question(question, deps, bot_user(context), attempt)
+
+
+async def on_reaction(body: Body, context: AsyncBoltContext, request: AsyncBoltRequest, deps: SlackDeps) -> None:
+    """reaction_added / reaction_removed: flags on the bot's answers."""
+    reaction = parse_reaction(body, retry_number(request.headers))
+    if reaction is not None:
+        await take_reaction(reaction, deps, bot_user(context))
+
+
+async def on_error(error: Exception, body: Body, context: AsyncBoltContext, deps: SlackDeps) -> None:
+    """Bolt's one error handler: a listener failed in a way nobody planned for.
+
+    Log it with its traceback; if it interrupted a question this process had taken, still reply in the
+    thread and log the exchange as an error, so the asker is never left in silence.
+    """
+    log.error("listener failed on %s event %s", (body.get("event") or {}).get("type"), body.get("event_id"),
+              exc_info=error)
+    attempt = context.get(ATTEMPT)
+    if not isinstance(attempt, Attempt) or not attempt.taken:
+        return
+    question = _question_of(body, context)
+    if question is None:
+        return
+    with deps.in_flight.track():  # a shutdown waits for this reply too
+        if attempt.reply_ts is None:
+            await post_reply(question, error_message(detect_language(question.text), attempt.exchange_id), deps,
+                             attempt)
+        if not attempt.logged:
+            await log_exchange(question, deps, attempt, result=None, error=error)
+
+
+def _question_of(body: Body, context: AsyncBoltContext) -> Mention | None:
+    return parse_mention(body, context.bot_user_id) or parse_follow_up(body, context.bot_user_id)
+
+
+def register(app: AsyncApp, deps: SlackDeps) -> None:
+    """Bind the listeners to ``app`` with ``deps``."""
+    app.event("app_mention")(_bind(on_app_mention, deps))
+    app.event("message")(_bind(on_message, deps))
+    app.event("reaction_added")(_bind(on_reaction, deps))
+    app.event("reaction_removed")(_bind(on_reaction, deps))
+    app.error(_bind_error(deps))
+
+
+def _bind(listener: Callable[..., Awaitable[None]], deps: SlackDeps) -> Callable[..., Awaitable[None]]:
+    # Bolt passes arguments by name, so the bound listener spells out the names it wants.
+    async def bound(body: Body, context: AsyncBoltContext, request: AsyncBoltRequest) -> None:
+        await listener(body, context, request, deps)
+
+    bound.__name__ = bound.__qualname__ = listener.__name__  # Bolt's logs name the listener
+    return bound
+
+
+def _bind_error(deps: SlackDeps) -> Callable[..., Awaitable[None]]:
+    async def error_handler(error: Exception, body: Body, context: AsyncBoltContext) -> None:
+        await on_error(error, body, context, deps)
+
+    return error_handler

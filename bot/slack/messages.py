@@ -1,0 +1,52 @@
+"""What the bot says in Slack beyond the answer itself, in English, Japanese and Russian, kept together.
+
+The answer's own words (no support, nearest fragments, the error reply, source lines) live in
+``bot.answer.wording``; these are the Slack-only additions: the hint on how to flag, the notes Block Kit's
+limits force on us, and the reply to a mention without a question. Format fields are named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class SlackWording:
+    help: str  # a mention with no question in it
+    flag_hint: str  # format with {flag}: the first flag reaction's name
+    quote_shortened: str  # a quote cut to fit a Slack block
+    quotes_not_shown: str  # format with {count}: citations left out to stay under 50 blocks
+    reference: str  # format with {exchange_id}: under an error reply, for whoever looks it up
+    text_shortened: str  # the end of a cut plain-text fallback
+
+
+SLACK_WORDING = {
+    "en": SlackWording(
+        help="Mention me with a question about our documents, and I will answer with quotes from them, word for word.",
+        flag_hint="Wrong quote? React with its number (:one:, :two: …) to flag it, or :{flag}: to flag the whole answer.",
+        quote_shortened="quote shortened to fit in Slack; the full passage is in the document",
+        quotes_not_shown="Quotes not shown here (Slack's message size limit): {count}.",
+        reference="Reference: {exchange_id}",
+        text_shortened="… (shortened)",
+    ),
+    "ja": SlackWording(
+        help="ドキュメントについての質問をメンション付きで送ってください。ドキュメントの原文をそのまま引用して回答します。",
+        flag_hint="引用に誤りがあれば、その番号（:one:、:two: …）でリアクションしてください。回答全体に問題がある場合は :{flag}: を付けてください。",
+        quote_shortened="Slackの表示制限のため引用を短縮しました。全文はドキュメントをご覧ください",
+        quotes_not_shown="Slackのメッセージ上限のため表示していない引用: {count}件。",
+        reference="参照ID: {exchange_id}",
+        text_shortened="…（短縮）",
+    ),
+    "ru": SlackWording(
+        help="Упомяните меня и задайте вопрос по нашим документам — я отвечу дословными цитатами из них.",
+        flag_hint="Цитата неверна? Поставьте реакцию с её номером (:one:, :two: …), а чтобы отметить весь ответ — :{flag}:.",
+        quote_shortened="цитата сокращена из-за ограничений Slack; полный текст — в документе",
+        quotes_not_shown="Не показано цитат (ограничение размера сообщения Slack): {count}.",
+        reference="Идентификатор: {exchange_id}",
+        text_shortened="… (сокращено)",
+    ),
+}
+
+
+def slack_wording_for(language: str) -> SlackWording:
+    return SLACK_WORDING.get(language, SLACK_WORDING["en"])

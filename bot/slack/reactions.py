@@ -1,0 +1,81 @@
+"""Reactions on the bot's replies: how leads flag a bad answer or one bad citation, and take it back.
+
+    FLAG_REACTIONS (default :x:, :triangular_flag_on_post:)  the whole answer
+    :one: … :nine:                                          citation S1 … S9 of that answer
+    any other emoji                                          not a flag: ignored
+
+Only reactions on a message the bot posted as an answer count (found by its ``ts`` in the exchange log).
+Everyone's flag reactions are recorded; only a lead's count as flags (``storage.flags``), so the review queue
+shows leads' judgements with the others' as context. Removing the reaction takes the flag back. Recording a
+reaction twice (Slack retries, replicas) leaves one open flag: ``add_flag`` is idempotent.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from bot.slack.deps import NUMBER_REACTIONS, SlackDeps, SlackOptions
+from bot.slack.events import Reaction
+from bot.slack.threads import BotUser
+from storage.errors import UnknownExchange
+from storage.exchanges import find_by_reply
+from storage.flags import add_flag, remove_flag
+from storage.journal import DATABASE_DOWN
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class FlagTarget:
+    label: str | None  # None: the whole answer; "S1" …: one citation
+
+
+def flag_target(name: str, options: SlackOptions) -> FlagTarget | None:
+    """What a reaction named ``name`` flags, or None when it is not a flag reaction."""
+    if name in options.flag_reactions:
+        return FlagTarget(None)
+    if name in NUMBER_REACTIONS:
+        return FlagTarget(f"S{NUMBER_REACTIONS.index(name) + 1}")
+    return None
+
+
+async def take_reaction(reaction: Reaction, deps: SlackDeps, bot: BotUser) -> None:
+    """Record (or take back) a flag for a reaction on one of the bot's answers; anything else is ignored."""
+    target = flag_target(reaction.name, deps.options)
+    if target is None or reaction.user == bot.user_id:
+        return
+    if reaction.item_user is not None and bot.user_id is not None and reaction.item_user != bot.user_id:
+        return  # a reaction on someone else's message
+    if not deps.seen.first_time(f"reaction:{reaction.event_id}" if reaction.event_id else ""):
+        return
+    try:
+        with deps.in_flight.track():
+            await _record(reaction, target, deps)
+    except DATABASE_DOWN as error:
+        # Flags have no journal: say exactly what was lost, so a lead can react again later.
+        log.error("could not record :%s: by %s on %s in %s (exchange log unavailable: %s); the reaction must be "
+                  "repeated", reaction.name, reaction.user, reaction.message_ts, reaction.channel, type(error).__name__)
+
+
+async def _record(reaction: Reaction, target: FlagTarget, deps: SlackDeps) -> None:
+    async with deps.sessions() as session:
+        exchange = await find_by_reply(session, reaction.channel, reaction.message_ts)
+        if exchange is None:
+            return
+        if target.label is not None and target.label not in {c.label for c in exchange.citations if c.kept}:
+            log.info("reaction :%s: on exchange %s names no citation %s: ignored", reaction.name, exchange.id,
+                     target.label)
+            return
+        is_lead = await deps.leads.is_lead(reaction.user)
+        try:
+            if reaction.added:
+                await add_flag(session, exchange.id, label=target.label, user_id=reaction.user,
+                               reaction=reaction.name, is_lead=is_lead, at=reaction.at)
+            else:
+                await remove_flag(session, exchange.id, label=target.label, user_id=reaction.user,
+                                  reaction=reaction.name, at=reaction.at)
+        except UnknownExchange:
+            return  # deleted between the lookup and the write
+    log.info("flag %s: exchange=%s label=%s user=%s lead=%s", "added" if reaction.added else "removed", exchange.id,
+             target.label or "answer", reaction.user, is_lead)

@@ -1,0 +1,92 @@
+"""Is this a thread the bot answered, and what was said in it before?
+
+The exchange log is the source: every answer the bot posted is an exchange with its thread's ``thread_ts``,
+so one indexed query answers both questions and gives the earlier turns (question, then the bot's answer
+text). Slack is asked (``conversations.replies``) only when the log cannot tell: the database is down, this
+process answered in the thread a moment ago and the exchange is still on its way to the log, or the bot was
+@mentioned in a thread of people talking (their messages are the history). Asking Slack about every thread
+message in every channel would spend the Web API's rate limit on chatter.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.answer.query import Turn
+from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
+from bot.slack.concurrency import ts_key
+from bot.slack.events import Mention
+from bot.slack.text import clean_question
+from storage.exchanges import thread_turns
+from storage.journal import DATABASE_DOWN
+from storage.records import ExchangeRecord
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class BotUser:
+    """Who the bot is in this workspace (Bolt learns it from auth.test)."""
+
+    user_id: str | None
+    bot_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    answered_by_bot: bool
+    history: tuple[Turn, ...]
+
+
+NOT_OURS = Thread(False, ())
+
+
+async def thread_of(question: Mention, deps: SlackDeps, bot: BotUser) -> Thread:
+    """The thread ``question`` was asked in: whether the bot answered there, and the earlier turns."""
+    if not question.in_thread or question.thread_ts is None:
+        return NOT_OURS
+    try:
+        async with deps.sessions() as session:
+            records = await thread_turns(session, question.channel, question.thread_ts,
+                                         limit=deps.options.history_turns)
+    except DATABASE_DOWN as error:
+        log.warning("exchange log unavailable (%s); asking Slack about thread %s in %s",
+                    type(error).__name__, question.thread_ts, question.channel)
+        return await _from_slack(question, deps.client, bot, deps.options.history_turns)
+    if records:
+        return Thread(True, turns_from_records(records))
+    if question.mentioned or f"{question.channel}:{question.thread_ts}" in deps.threads:
+        return await _from_slack(question, deps.client, bot, deps.options.history_turns)
+    return NOT_OURS
+
+
+def turns_from_records(records: list[ExchangeRecord]) -> tuple[Turn, ...]:
+    """Each logged exchange as the asker's turn and, when the bot answered, the bot's turn."""
+    turns: list[Turn] = []
+    for record in records:
+        turns.append(Turn("user", record.question))
+        if record.outcome in ("answered", "no_support") and record.answer_text:
+            turns.append(Turn("assistant", record.answer_text))
+    return tuple(turns)
+
+
+async def _from_slack(question: Mention, client: AsyncWebClient, bot: BotUser, limit: int) -> Thread:
+    try:
+        response = await client.conversations_replies(channel=question.channel, ts=question.thread_ts, limit=200)
+    except SLACK_ERRORS as error:
+        log.warning("cannot read thread %s in %s (%s); not answering the message there",
+                    question.thread_ts, question.channel, slack_error(error))
+        return NOT_OURS
+    earlier = [m for m in response.get("messages") or [] if ts_key(str(m.get("ts", ""))) < ts_key(question.ts)]
+    ours = [_is_bot(m, bot) for m in earlier]
+    turns = [Turn("assistant" if mine else "user", clean_question(str(m.get("text") or ""), bot.user_id))
+             for m, mine in zip(earlier, ours)]
+    return Thread(any(ours), tuple(t for t in turns if t.text)[-2 * limit:])
+
+
+def _is_bot(message: dict[str, object], bot: BotUser) -> bool:
+    return (bot.bot_id is not None and message.get("bot_id") == bot.bot_id) or (
+        bot.user_id is not None and message.get("user") == bot.user_id)

@@ -1,0 +1,56 @@
+"""The Slack app manifest an admin installs from: minimal scopes, and every event it subscribes is handled."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot.answer.service import AnswerDeps
+from tests.slack.harness import Bot, Database, started_bot
+from tests.standins import SlackStandIn
+
+MANIFEST = Path(__file__).resolve().parents[2] / "manifest.yml"
+
+
+def manifest() -> dict:
+    return yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+
+
+def test_the_manifest_asks_for_the_minimal_scopes_and_events() -> None:
+    app = manifest()
+
+    assert sorted(app["oauth_config"]["scopes"]["bot"]) == sorted([
+        "app_mentions:read", "chat:write", "channels:history", "groups:history", "reactions:read", "reactions:write"])
+    assert sorted(app["settings"]["event_subscriptions"]["bot_events"]) == sorted([
+        "app_mention", "message.channels", "message.groups", "reaction_added", "reaction_removed"])
+    assert app["settings"]["socket_mode_enabled"] is False
+    assert app["settings"]["event_subscriptions"]["request_url"].endswith("/slack/events")
+    assert "usergroups:read" in MANIFEST.read_text(encoding="utf-8"), "the optional scope is explained"
+
+
+@pytest.fixture
+async def socket_bot(slack: SlackStandIn, answer_deps: AnswerDeps, database: Database) -> AsyncIterator[Bot]:
+    async with started_bot(slack, answer_deps, database, mode="socket") as running:
+        yield running
+
+
+async def test_every_subscribed_event_is_acknowledged_over_socket_mode(socket_bot: Bot) -> None:
+    """Bolt's socket adapter acks only what a listener handled; an unacked event would be sent again and again."""
+    slack = socket_bot.slack
+    posted = slack.add_message("C0SUPPORT", {"user": "U0ASKER", "text": "hello"})
+    samples = {
+        "app_mention": slack.app_mention("C0SUPPORT", "<@UBOT>", user="B0OTHERBOT") | {"bot_id": "B0OTHER"},
+        "message.channels": slack.user_message("C0SUPPORT", "hello everyone"),
+        "message.groups": slack.user_message("G0PRIVATE", "hello team"),
+        "reaction_added": slack.reaction_added("C0SUPPORT", posted["ts"], "x"),
+        "reaction_removed": slack.reaction_removed("C0SUPPORT", posted["ts"], "x"),
+    }
+    assert sorted(samples) == sorted(manifest()["settings"]["event_subscriptions"]["bot_events"])
+    for event in samples.values():
+        await socket_bot.deliver(event)  # waits for the ack
+    await socket_bot.settle()
+
+    assert socket_bot.posts() == []
