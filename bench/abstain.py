@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import time
 from collections.abc import Sequence
 
@@ -24,7 +23,13 @@ import numpy as np
 
 from bench import data
 from bench.answering import Judged, dataset_store, run_questions
-from bench.common import CachedEmbedder, bench_weaviate_config, machine_line, table, write_section
+from bench.common import (
+    CachedEmbedder,
+    bench_weaviate_config,
+    machine_line,
+    table,
+    write_section,
+)
 from bench.metrics import percentile
 from bot.answer.evidence import FEATURES, MODEL_PATH, AbstainModel
 from bot.answer.service import AnswerConfig, AnswerDeps

@@ -16,8 +16,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bench import data
-from bench.common import CACHE, ROOT, CachedEmbedder, bench_weaviate_config, machine_line, table, write_section
-from bench.metrics import dedupe_documents, hit_at, mrr_at, ndcg_at, percentile, recall_at
+from bench.common import (
+    ROOT,
+    CachedEmbedder,
+    bench_weaviate_config,
+    machine_line,
+    table,
+    write_section,
+)
+from bench.metrics import (
+    dedupe_documents,
+    hit_at,
+    mrr_at,
+    ndcg_at,
+    percentile,
+    recall_at,
+)
 from bot.answer.evidence import load_models
 from bot.answer.service import AnswerConfig, AnswerDeps, Question, answer
 from retrieval.chunking import ChunkingConfig, chunk_document

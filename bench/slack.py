@@ -29,8 +29,8 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 import aiohttp

@@ -6,74 +6,65 @@ exit 0 = done; 1 = something failed (a file not ingested, Weaviate unreachable â
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import json
 import logging
 import sys
 import uuid
 from datetime import datetime, timezone
-from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
 
 import click
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
-from bot.answer.render import answer_text, citations, error_json, to_json
-from bot.answer.service import AnswerResult, Question, answer
 from bot.answer.query import Turn
+from bot.answer.render import citations, error_json, to_json
+from bot.answer.service import AnswerResult, Question, answer
+from bot.cli_support import async_command, fail, load_settings, read_jsonl
 from bot.exchange_log import answered_record, failed_record
 from bot.review.cli import review
+from bot.runtime import (
+    Retrieval,
+    Storage,
+    build_answer_deps,
+    open_retrieval,
+    open_storage,
+)
 from bot.serve import serve_command
-from bot.runtime import Retrieval, Storage, build_answer_deps, open_retrieval, open_storage
-from bot.settings import Settings
+from retrieval.embedders import EmbeddingError
+from retrieval.ingest import (
+    IngestLimits,
+    IngestReport,
+    Outcome,
+    Status,
+    ingest,
+    load_paths,
+)
 from retrieval.language import detect_language
+from retrieval.search import SearchResult, search
+from retrieval.store import StoreError
+from retrieval.weaviate_server import (
+    ServerInstallError,
+    StoreUnavailable,
+    install_server,
+)
 from storage.errors import StorageError
 from storage.journal import write_or_journal
 from storage.records import Source
-from retrieval.embedders import EmbeddingError
-from retrieval.ingest import IngestLimits, IngestReport, Outcome, Status, ingest, load_paths
-from retrieval.search import SearchResult, search
-from retrieval.store import StoreError
-from retrieval.weaviate_server import ServerInstallError, StoreUnavailable, install_server
 
-T = TypeVar("T")
 _EXPECTED_ERRORS = (StoreUnavailable, StoreError, ServerInstallError, EmbeddingError, StorageError)
 # Errors while answering one question: that question gets an error status; a batch goes on.
 _ANSWER_ERRORS = (StoreError, EmbeddingError)
 
 
-def _fail(message: str, code: int = 1) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
-
-
-def _load_settings() -> Settings:
-    try:
-        return Settings()
-    except ValidationError as error:
-        first = error.errors()[0]
-        name = str(first["loc"][0]).upper() if first["loc"] else "a setting"
-        _fail(f"{name} is invalid ({first['msg']}): fix it in the environment or .env", code=2)
-
-
-def _run(coro_fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
-    """Run an async command body; our expected errors become one line and exit code 1."""
-
-    @functools.wraps(coro_fn)
-    def wrapper(*args: Any, **kwargs: Any) -> T:
-        try:
-            return asyncio.run(coro_fn(*args, **kwargs))
-        except _EXPECTED_ERRORS as error:
-            _fail(str(error))
-        except KeyboardInterrupt:
-            _fail("interrupted", code=130)
-
-    return wrapper
+_run = async_command({error: 1 for error in _EXPECTED_ERRORS})
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -99,14 +90,14 @@ def weaviate() -> None:
 @weaviate.command("install")
 def weaviate_install() -> None:
     """Build the pinned Weaviate server with Go, unless it is already installed (takes minutes once)."""
-    settings = _load_settings()
+    settings = load_settings()
     config = settings.weaviate_config()
     err = Console(stderr=True)
     try:
         with err.status(f"building Weaviate {config.version} from its Go module (a few minutes, once)â€¦"):
             path, built = install_server(config.binary_dir, config.version)
     except ServerInstallError as error:
-        _fail(str(error))
+        fail(str(error))
     click.echo(f"{'built' if built else 'already installed'}: Weaviate {config.version} at {path}")
 
 
@@ -120,7 +111,7 @@ def weaviate_install() -> None:
 @_run
 async def ingest_command(paths: tuple[Path, ...], as_json: bool, rebuild: bool) -> None:
     """Index files and folders (.md .txt .html .pdf .jsonl). Unchanged documents are skipped."""
-    settings = _load_settings()
+    settings = load_settings()
     err = Console(stderr=True)
     show_progress = not as_json and err.is_terminal
     limits = IngestLimits(max_file_bytes=settings.max_file_bytes, max_document_chars=settings.max_document_chars)
@@ -172,8 +163,8 @@ async def search_command(query: str | None, queries_file: Path | None, as_json: 
                          limit: int | None, mode: str) -> None:
     """Hybrid search (BM25 + vectors) over the indexed chunks."""
     if (query is None) == (queries_file is None):
-        _fail("give either a QUERY or --queries FILE.jsonl", code=2)
-    settings = _load_settings()
+        fail("give either a QUERY or --queries FILE.jsonl", code=2)
+    settings = load_settings()
     if queries_file is not None:
         queries, bad = _read_queries(queries_file)
     else:
@@ -189,25 +180,12 @@ async def search_command(query: str | None, queries_file: Path | None, as_json: 
 
 
 def _read_queries(path: Path) -> tuple[list[tuple[str, str]], int]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        _fail(f"{path}: cannot read the queries file ({type(error).__name__}): it must be UTF-8 JSONL")
-    queries: list[tuple[str, str]] = []
-    bad = 0
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError:
-            item = None
-        if not isinstance(item, dict) or not isinstance(item.get("query"), str) or not item["query"].strip():
-            click.echo(f"error: {path}:{number}: expected {{\"id\": ..., \"query\": \"...\"}}; line skipped", err=True)
-            bad += 1
-            continue
-        queries.append((str(item.get("id", number)), item["query"]))
-    return queries, bad
+    def problem(item: object) -> str | None:
+        query = item.get("query") if isinstance(item, dict) else None
+        return None if isinstance(query, str) and query.strip() else 'expected {"id": ..., "query": "..."}'
+
+    lines, bad = read_jsonl(path, "queries", problem)
+    return [(str(item.get("id", number)), item["query"]) for number, item in lines], bad
 
 
 def _print_search(query_id: str, result: SearchResult, as_json: bool) -> None:
@@ -263,8 +241,8 @@ async def _answer_and_log(question: Question, r: Retrieval, db: Storage, deps, s
 async def ask_command(question: str, as_json: bool, channel: str | None) -> None:
     """Answer one question from the documents, every claim with a verified verbatim quote."""
     if not question.strip():
-        _fail("the question is empty", code=2)
-    settings = _load_settings()
+        fail("the question is empty", code=2)
+    settings = load_settings()
     async with open_retrieval(settings) as r, open_storage(settings) as db:
         payload, result = await _answer_and_log(Question(question, channel), r, db, build_answer_deps(settings, r), "cli")
     if as_json:
@@ -293,7 +271,7 @@ def _print_answer(payload: dict, result: AnswerResult | None) -> None:
 @_run
 async def eval_command(questions_file: Path, out_file: Path) -> None:
     """Answer every question of a JSONL file ({id, question, history?, channel?}) and summarise."""
-    settings = _load_settings()
+    settings = load_settings()
     questions, bad = _read_eval_questions(questions_file)
     results: list[dict] = []
     rejected = 0
@@ -341,24 +319,9 @@ def eval_summary(results: list[dict], rejected: int, chunk_texts: dict[str, str]
 
 
 def _read_eval_questions(path: Path) -> tuple[list[tuple[str, Question]], int]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        _fail(f"{path}: cannot read the questions file ({type(error).__name__}): it must be UTF-8 JSONL")
-    questions: list[tuple[str, Question]] = []
-    bad = 0
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError:
-            item = None
-        problem = _eval_line_problem(item)
-        if problem:
-            click.echo(f"error: {path}:{number}: {problem}; line skipped", err=True)
-            bad += 1
-            continue
+    lines, bad = read_jsonl(path, "questions", _eval_line_problem)
+    questions = []
+    for number, item in lines:
         history = tuple(
             Turn("user", h) if isinstance(h, str) else Turn(str(h.get("role", "user")), str(h.get("text", "")))
             for h in item.get("history") or []
@@ -368,8 +331,7 @@ def _read_eval_questions(path: Path) -> tuple[list[tuple[str, Question]], int]:
 
 
 def _eval_line_problem(item: object) -> str | None:
-    if not isinstance(item, dict):
-        return 'expected a JSON object {"id", "question", "history"?, "channel"?}'
+    assert isinstance(item, dict)
     if not isinstance(item.get("question"), str) or not item["question"].strip():
         return '"question" must be a non-empty string'
     history = item.get("history")

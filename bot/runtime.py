@@ -27,7 +27,13 @@ from retrieval.rerank import CohereReranker, LocalReranker
 from retrieval.store import ChunkStore
 from retrieval.weaviate_server import WeaviateHandle, connect
 from storage import migrate
-from storage.db import check_schema, create_engine, create_session_factory, ensure_sqlite_directory, sqlite_path
+from storage.db import (
+    check_schema,
+    create_engine,
+    create_session_factory,
+    ensure_sqlite_directory,
+    sqlite_path,
+)
 from storage.errors import DatabaseUnavailable, SchemaMissing, StorageError
 from storage.journal import Journal
 

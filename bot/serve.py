@@ -21,19 +21,25 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Literal, NoReturn
+from typing import Literal
 
 import aiohttp
 import click
 from aiohttp import web
-from pydantic import ValidationError
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.cli_support import fail, load_settings
 from bot.runtime import build_answer_deps, open_retrieval, open_storage, replay_journal
 from bot.settings import Settings
 from bot.slack.app import create_app
-from bot.slack.deps import SLACK_ERRORS, SlackDeps, SlackOptions, build_web_client, slack_error
+from bot.slack.deps import (
+    SLACK_ERRORS,
+    SlackDeps,
+    SlackOptions,
+    build_web_client,
+    slack_error,
+)
 from bot.slack.http import ServerState, web_application
 from retrieval.embedders import EmbeddingError
 from retrieval.store import StoreError
@@ -179,9 +185,6 @@ async def _check_token(client: AsyncWebClient) -> None:
                                "and SLACK_API_URL") from error
 
 
-def _fail(message: str, code: int) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
 
 
 @click.command("serve")
@@ -189,27 +192,22 @@ def _fail(message: str, code: int) -> NoReturn:
 @click.option("--port", type=click.IntRange(0, 65535), help="Port of the HTTP server (default: PORT, 3000).")
 def serve_command(host: str, port: int | None) -> None:
     """Run the Slack bot: Events API on /slack/events, or Socket Mode when SLACK_APP_TOKEN is set."""
-    try:
-        settings = Settings()
-    except ValidationError as error:
-        first = error.errors()[0]
-        name = str(first["loc"][0]).upper() if first["loc"] else "a setting"
-        _fail(f"{name} is invalid ({first['msg']}): fix it in the environment or .env", 2)
+    settings = load_settings()
     try:
         slack_mode(settings)
     except SlackConfigError as error:
-        _fail(str(error), 2)
+        fail(str(error), 2)
     if not isinstance(logging.getLevelName(settings.log_level.upper()), int):
-        _fail(f"LOG_LEVEL={settings.log_level!r} is not a log level: use DEBUG, INFO, WARNING or ERROR", 2)
+        fail(f"LOG_LEVEL={settings.log_level!r} is not a log level: use DEBUG, INFO, WARNING or ERROR", 2)
     _configure_logging(settings.log_level)
     try:
         asyncio.run(serve(settings, host=host, port=port))
     except SlackConfigError as error:
-        _fail(str(error), 2)
+        fail(str(error), 2)
     except _START_ERRORS as error:
-        _fail(str(error), 1)
+        fail(str(error), 1)
     except KeyboardInterrupt:
-        _fail("interrupted", 130)
+        fail("interrupted", 130)
 
 
 def _configure_logging(level: str) -> None:

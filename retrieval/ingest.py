@@ -26,7 +26,13 @@ from retrieval.embedders import Embedder, EmbeddingError
 from retrieval.loaders import LoadError, iter_documents
 from retrieval.sentences import split_sentences
 from retrieval.stemming import stem_text
-from retrieval.store import ChunkStore, DocumentRecord, IndexedChunk, ReplaceOutcome, body_text
+from retrieval.store import (
+    ChunkStore,
+    DocumentRecord,
+    IndexedChunk,
+    ReplaceOutcome,
+    body_text,
+)
 
 
 class Status(str, Enum):

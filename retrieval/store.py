@@ -32,7 +32,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from weaviate.classes.config import Configure, DataType, Property, Tokenization, VectorDistances
+from weaviate.classes.config import (
+    Configure,
+    DataType,
+    Property,
+    Tokenization,
+    VectorDistances,
+)
 from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter, HybridFusion, MetadataQuery
 from weaviate.client import WeaviateAsyncClient

@@ -21,7 +21,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.errors import UnknownExchange, UnknownFlag
 from storage.models import Exchange, Flag
-from storage.records import RESOLUTIONS, FlagRecord, Resolution, require_aware, require_choice
+from storage.records import (
+    RESOLUTIONS,
+    FlagRecord,
+    Resolution,
+    require_aware,
+    require_choice,
+)
 
 
 async def add_flag(

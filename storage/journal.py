@@ -40,7 +40,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from storage.errors import JournalError
 from storage.exchanges import record_exchange
-from storage.records import ExchangeRecord, exchange_from_json, exchange_to_json, json_default
+from storage.records import (
+    ExchangeRecord,
+    exchange_from_json,
+    exchange_to_json,
+    json_default,
+)
 
 logger = logging.getLogger(__name__)
 

@@ -43,7 +43,6 @@ from sqlalchemy.types import TypeDecorator
 
 from storage.records import OUTCOMES, RESOLUTIONS, SOURCES
 
-
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_N_label)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",

@@ -16,7 +16,12 @@ import pytest
 
 from retrieval.embedders.local import E5Embedder
 from retrieval.store import ChunkStore
-from retrieval.weaviate_server import WeaviateConfig, WeaviateHandle, connect, embedded_binary_path
+from retrieval.weaviate_server import (
+    WeaviateConfig,
+    WeaviateHandle,
+    connect,
+    embedded_binary_path,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_CORPUS = REPO / "demo" / "corpus"

@@ -22,7 +22,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.answer.safety import looks_like_injection, strip_links
-from bot.answer.types import Claim, Draft, RejectedQuote, Rejection, Source, Verification, VerifiedQuote
+from bot.answer.types import (
+    Claim,
+    Draft,
+    RejectedQuote,
+    Rejection,
+    Source,
+    Verification,
+    VerifiedQuote,
+)
 
 _QUOTE_MARKS = str.maketrans({
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u00ab": '"', "\u00bb": '"', "\u2033": '"',

@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 
 from bot.answer.cohere_compose import CohereComposer, CompositionFailed
 from bot.answer.evidence import AbstainModel, Evidence, evidence
-from bot.answer.extractive import ExtractiveConfig, ScoredSentence, compose_extractive, score_sentences
+from bot.answer.extractive import (
+    ExtractiveConfig,
+    ScoredSentence,
+    compose_extractive,
+    score_sentences,
+)
 from bot.answer.query import CohereQueryRewriter, Turn, standalone_query
 from bot.answer.quotes import verify
 from bot.answer.types import Answered, NoSupport, NoSupportReason, Outcome, Source

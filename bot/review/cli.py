@@ -10,28 +10,32 @@ unknown id, a database that does not connect or needs `alembic upgrade head`), e
 from __future__ import annotations
 
 import asyncio
-import functools
 import getpass
 import json
 import os
 import sys
-from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any
 
 import click
-from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
+from bot.cli_support import async_command, fail, load_settings
 from bot.review import desk
 from bot.review.errors import InvalidSince, ReviewError
-from bot.review.formatting import SINCE_FORMS, moment, parse_exchange_id, parse_flag_id, parse_since, resolution_label
+from bot.review.formatting import (
+    SINCE_FORMS,
+    moment,
+    parse_exchange_id,
+    parse_flag_id,
+    parse_since,
+    resolution_label,
+)
 from bot.review.lookup import IndexUnavailable
 from bot.review.model import flag_to_json, review_to_json
 from bot.review.queries import review_queue
-from storage.stats import window_stats
 from bot.review.quotes import DEFAULT_CONTEXT_CHARS
 from bot.review.runtime import open_chunk_lookup, open_log
 from bot.review.text import (
@@ -43,44 +47,14 @@ from bot.review.text import (
     summary_to_json,
     unavailable_line,
 )
-from bot.settings import Settings
 from storage.errors import StorageError
 from storage.records import RESOLUTIONS
-from storage.stats import channel_stats, daily_stats
+from storage.stats import channel_stats, daily_stats, window_stats
 
-T = TypeVar("T")
 PLAIN_WIDTH = 160  # a pipe or a file has no width: wide enough that ids and tables are not folded
 
 
-def _fail(message: str, code: int = 1) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
-
-
-def _settings() -> Settings:
-    try:
-        return Settings()
-    except ValidationError as error:
-        first = error.errors()[0]
-        name = str(first["loc"][0]).upper() if first["loc"] else "a setting"
-        _fail(f"{name} is invalid ({first['msg']}): fix it in the environment or .env", code=2)
-
-
-def _run(coro_fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
-    """Run an async command body; storage's and the desk's errors become one line and a non-zero exit."""
-
-    @functools.wraps(coro_fn)
-    def wrapper(*args: Any, **kwargs: Any) -> T:
-        try:
-            return asyncio.run(coro_fn(*args, **kwargs))
-        except InvalidSince as error:
-            _fail(str(error), code=2)
-        except (StorageError, ReviewError) as error:
-            _fail(str(error))
-        except KeyboardInterrupt:
-            _fail("interrupted", code=130)
-
-    return wrapper
+_run = async_command({InvalidSince: 2, StorageError: 1, ReviewError: 1})
 
 
 def _console(*, stderr: bool = False) -> Console:
@@ -122,7 +96,7 @@ async def list_command(flagged: bool, no_support: bool, errors: bool, everything
                        channel: str | None, limit: int, as_json: bool) -> None:
     """The review queue, newest first: flagged, no-support and error exchanges (each option narrows to it)."""
     start = _since(since)
-    async with open_log(_settings().database_url_value()) as sessions, sessions() as session:
+    async with open_log(load_settings().database_url_value()) as sessions, sessions() as session:
         queue = await review_queue(session, flagged=flagged, no_support=no_support, errors=errors,
                                    everything=everything, channel_id=channel, since=start, limit=limit)
     if as_json:
@@ -148,7 +122,7 @@ async def list_command(flagged: bool, no_support: bool, errors: bool, everything
 async def show_command(exchange_id: str, as_json: bool, context_chars: int, no_index: bool) -> None:
     """One exchange: question, answer, each quote inside its chunk, stale versions, rejected quotes, flags."""
     exchange_id = parse_exchange_id(exchange_id)
-    settings = _settings()
+    settings = load_settings()
     async with open_log(settings.database_url_value()) as sessions:
         record, flags = await desk.read_exchange(sessions, exchange_id)
     if no_index:
@@ -190,7 +164,7 @@ async def resolve_command(exchange_id: str, flag_id: str | None, resolution: str
     """Close an exchange's open flags (or one flag) with a verdict: confirmed_bad, not_a_problem, fixed_in_docs."""
     exchange_id = parse_exchange_id(exchange_id)
     flag = parse_flag_id(flag_id) if flag_id is not None else None
-    async with open_log(_settings().database_url_value()) as sessions:
+    async with open_log(load_settings().database_url_value()) as sessions:
         resolved = await desk.resolve_flags(
             sessions, exchange_id, flag_id=flag, resolution=resolution,  # type: ignore[arg-type]
             note=note, by=by or _default_reviewer(), at=datetime.now(UTC),
@@ -222,7 +196,7 @@ async def export_command(file: Path, flagged: bool, no_support: bool, errors: bo
     Grows a regression set for `verbatim eval`. Flags every lead resolved as not_a_problem are left out.
     """
     start = _since(since)
-    async with open_log(_settings().database_url_value()) as sessions:
+    async with open_log(load_settings().database_url_value()) as sessions:
         lines = await desk.export_questions(
             sessions, flagged=flagged or not (no_support or errors), no_support=no_support, errors=errors,
             channel_id=channel, since=start,
@@ -262,7 +236,7 @@ def _write_atomically(path: Path, text: str) -> None:
 async def stats_command(since: str, by: str, channel: str | None, as_json: bool) -> None:
     """The share of answers without support and of wrong citations first; then volume, errors, latency."""
     start = parse_since(since, datetime.now(UTC))
-    async with open_log(_settings().database_url_value()) as sessions, sessions() as session:
+    async with open_log(load_settings().database_url_value()) as sessions, sessions() as session:
         overall = await window_stats(session, since=start, channel_id=channel)
         if by == "day":
             rows: list[Any] = await daily_stats(session, since=start, channel_id=channel)
@@ -292,14 +266,14 @@ def serve_command(host: str | None, port: int | None) -> None:
     """The review desk as a web page for leads (server-rendered; loopback only unless REVIEW_TOKEN is set)."""
     from bot.review.web import BindRefused, serve  # aiohttp only for this command
 
-    settings = _settings()
+    settings = load_settings()
     token = settings.review_token.get_secret_value() if settings.review_token is not None else None
     try:
         asyncio.run(serve(settings, host=host or settings.review_host,
                           port=settings.review_port if port is None else port, token=token))
     except BindRefused as error:
-        _fail(str(error), code=2)
+        fail(str(error), code=2)
     except (StorageError, ReviewError, OSError) as error:
-        _fail(str(error))
+        fail(str(error))
     except KeyboardInterrupt:
         pass

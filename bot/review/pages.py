@@ -27,7 +27,14 @@ from bot.review.formatting import (
 from bot.review.html_safe import Markup, esc, fmt, join
 from bot.review.model import CitationView, ExchangeReview, VersionState
 from bot.review.text import route_text, timings_text
-from storage.records import RESOLUTIONS, ChannelStats, DayStats, ExchangeSummary, FlagRecord, Metrics
+from storage.records import (
+    RESOLUTIONS,
+    ChannelStats,
+    DayStats,
+    ExchangeSummary,
+    FlagRecord,
+    Metrics,
+)
 
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d232b;background:#f6f7f9}

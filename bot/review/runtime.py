@@ -23,7 +23,14 @@ from retrieval.embedders import EmbeddingError
 from retrieval.errors import first_line
 from retrieval.store import StoreError
 from retrieval.weaviate_server import ServerInstallError, StoreUnavailable
-from storage.db import UPGRADE_HINT, check_schema, create_engine, create_session_factory, sqlite_path, unavailable
+from storage.db import (
+    UPGRADE_HINT,
+    check_schema,
+    create_engine,
+    create_session_factory,
+    sqlite_path,
+    unavailable,
+)
 from storage.errors import SchemaMissing
 
 INDEX_OPEN_ERRORS = (StoreUnavailable, StoreError, ServerInstallError, EmbeddingError, ValueError, OSError)

@@ -53,19 +53,35 @@ from bot.review.auth import (
     same_origin,
     token_matches,
 )
-from bot.review.errors import InvalidExchangeId, InvalidFlagId, InvalidSince, NothingToResolve
-from bot.review.formatting import parse_exchange_id, parse_flag_id, parse_since, resolution_label
-from bot.review.pages import QueueFilters, exchange_page, login_page, message_page, queue_page, trends_page
+from bot.review.errors import (
+    InvalidExchangeId,
+    InvalidFlagId,
+    InvalidSince,
+    NothingToResolve,
+)
+from bot.review.formatting import (
+    parse_exchange_id,
+    parse_flag_id,
+    parse_since,
+    resolution_label,
+)
 from bot.review.html_safe import Markup
 from bot.review.lookup import ChunkLookup, IndexUnavailable
+from bot.review.pages import (
+    QueueFilters,
+    exchange_page,
+    login_page,
+    message_page,
+    queue_page,
+    trends_page,
+)
 from bot.review.queries import review_queue
-from storage.stats import window_stats
 from bot.review.runtime import open_chunk_lookup, open_log
 from bot.settings import Settings
 from storage.db import unavailable
 from storage.errors import DatabaseUnavailable, UnknownExchange
 from storage.records import RESOLUTIONS
-from storage.stats import channel_stats, daily_stats
+from storage.stats import channel_stats, daily_stats, window_stats
 
 __all__ = ["BindRefused", "create_review_app", "serve"]
 

@@ -23,7 +23,13 @@ from datetime import UTC, datetime
 from bot.answer.query import Turn
 from bot.answer.service import AnswerResult, Question, answer
 from bot.exchange_log import SlackContext, answered_record, failed_record
-from bot.slack.blocks import RenderOptions, SlackMessage, answer_message, error_message, help_message
+from bot.slack.blocks import (
+    RenderOptions,
+    SlackMessage,
+    answer_message,
+    error_message,
+    help_message,
+)
 from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
 from bot.slack.events import Mention
 from bot.slack.threads import BotUser, thread_of

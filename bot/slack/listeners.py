@@ -18,7 +18,13 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from bot.slack.answering import Attempt, log_exchange, post_reply, take_question
 from bot.slack.blocks import error_message
 from bot.slack.deps import SlackDeps
-from bot.slack.events import Mention, parse_follow_up, parse_mention, parse_reaction, retry_number
+from bot.slack.events import (
+    Mention,
+    parse_follow_up,
+    parse_mention,
+    parse_reaction,
+    retry_number,
+)
 from bot.slack.reactions import take_reaction
 from bot.slack.threads import BotUser
 from retrieval.language import detect_language

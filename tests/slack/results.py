@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from bot.answer.service import AnswerResult, Question, Route
-from bot.answer.types import Answered, Claim, NoSupport, NoSupportReason, Outcome, Source, VerifiedQuote
+from bot.answer.types import (
+    Answered,
+    Claim,
+    NoSupport,
+    NoSupportReason,
+    Outcome,
+    Source,
+    VerifiedQuote,
+)
 from retrieval.chunks import Chunk
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from retrieval.store import ChunkStore
 from storage.flags import flags_for
-from tests.slack.harness import ANSWER, Bot, FOLLOW_UP, LEAD, QUESTION, TOPIC
+from tests.slack.harness import ANSWER, FOLLOW_UP, LEAD, QUESTION, TOPIC, Bot
 
 CHANNEL = "C0SUPPORT"
 

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from bot.slack.deps import SlackOptions
-from bot.slack.events import Mention, parse_follow_up, parse_mention, parse_reaction, retry_number
+from bot.slack.events import (
+    Mention,
+    parse_follow_up,
+    parse_mention,
+    parse_reaction,
+    retry_number,
+)
 from bot.slack.reactions import FlagTarget, flag_target
 from bot.slack.text import clean_question
 from tests.standins import slack_events as ev

@@ -17,7 +17,7 @@ from retrieval.store import ChunkStore
 from retrieval.weaviate_server import WeaviateConfig, WeaviateHandle, connect
 from storage.exchanges import list_exchanges
 from tests.slack.conftest import open_database
-from tests.slack.harness import ANSWER, Bot, Database, FOLLOW_UP, QUESTION, started_bot
+from tests.slack.harness import ANSWER, FOLLOW_UP, QUESTION, Bot, Database, started_bot
 from tests.standins import SlackStandIn
 
 CHANNEL = "C0SUPPORT"

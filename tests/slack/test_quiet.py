@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.slack.harness import Bot, QUESTION
+from tests.slack.harness import QUESTION, Bot
 
 CHANNEL = "C0SUPPORT"
 

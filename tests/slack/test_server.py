@@ -13,7 +13,7 @@ from bot.serve import serve_command
 from bot.slack.http import ServerState, web_application
 from retrieval.store import ChunkStore
 from storage.exchanges import list_exchanges
-from tests.slack.harness import ANSWER, API_TOKEN, Bot, Database, QUESTION, started_bot
+from tests.slack.harness import ANSWER, API_TOKEN, QUESTION, Bot, Database, started_bot
 from tests.standins import SlackStandIn
 from tests.standins._common import serve
 

@@ -11,7 +11,12 @@ import cohere
 import httpx
 import pytest
 from cohere.core.api_error import ApiError
-from cohere.errors import BadRequestError, InternalServerError, TooManyRequestsError, UnauthorizedError
+from cohere.errors import (
+    BadRequestError,
+    InternalServerError,
+    TooManyRequestsError,
+    UnauthorizedError,
+)
 from cohere.types import EmbedByTypeResponse
 from cohere.v2.types import V2ChatResponse, V2RerankResponse
 

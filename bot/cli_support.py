@@ -1,0 +1,86 @@
+"""What every command shares: one-line errors with meaningful exit codes, settings, async bodies, JSONL input.
+
+Exit codes: 0 done; 1 something failed; 2 bad usage or an invalid setting; 130 interrupted.
+Domain errors become CLI errors here, and only in the command layer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import sys
+from collections.abc import Callable, Coroutine, Mapping
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+from pydantic import ValidationError
+
+from bot.settings import Settings
+
+T = TypeVar("T")
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def load_settings() -> Settings:
+    """Settings from the environment; an invalid one is named in one line (exit 2)."""
+    try:
+        return Settings()
+    except ValidationError as error:
+        first = error.errors()[0]
+        name = str(first["loc"][0]).upper() if first["loc"] else "a setting"
+        fail(f"{name} is invalid ({first['msg']}): fix it in the environment or .env", code=2)
+
+
+def async_command(errors: Mapping[type[BaseException], int]) -> Callable[[Callable[..., Coroutine[Any, Any, T]]], Callable[..., T]]:
+    """Run an async command body; each listed error type becomes its message on one line and that exit code."""
+    expected = tuple(errors)
+
+    def decorate(coro_fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
+        @functools.wraps(coro_fn)
+        def wrapper(*args: Any, **kwargs: Any) -> T:
+            try:
+                return asyncio.run(coro_fn(*args, **kwargs))
+            except expected as error:
+                code = next(c for kind, c in errors.items() if isinstance(error, kind))
+                fail(str(error), code=code)
+            except KeyboardInterrupt:
+                fail("interrupted", code=130)
+
+        return wrapper
+
+    return decorate
+
+
+def read_jsonl(path: Path, what: str, problem: Callable[[object], str | None]) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+    """The valid objects of a JSONL file with their line numbers, and how many lines were bad.
+
+    Each bad line is reported on stderr as ``error: FILE:LINE: what is wrong; line skipped``; the rest goes on.
+    ``problem`` says what is wrong with a parsed line (None when it is fine).
+    """
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        fail(f"{path}: cannot read the {what} file ({type(error).__name__}): it must be UTF-8 JSONL")
+    good: list[tuple[int, dict[str, Any]]] = []
+    bad = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item: object = json.loads(line)
+        except json.JSONDecodeError:
+            item = None
+        reason = problem(item) if isinstance(item, dict) else "expected a JSON object"
+        if reason:
+            click.echo(f"error: {path}:{number}: {reason}; line skipped", err=True)
+            bad += 1
+            continue
+        assert isinstance(item, dict)
+        good.append((number, item))
+    return good, bad
