@@ -54,7 +54,8 @@ def fuse(hits: Sequence[ScoredChunk], sentences: Sequence[SentenceHit], sentence
         replace(h, rerank_score=1.0 / (RRF_K + h.rank) + sentence_weight / (RRF_K + sentence_rank[h.chunk.chunk_id]))
         for h in hits
     ]
-    fused.sort(key=lambda h: h.rerank_score or 0.0, reverse=True)
+    # Two rankings fused by rank tie often (1st+2nd vs 2nd+1st): the better best sentence breaks the tie.
+    fused.sort(key=lambda h: (h.rerank_score or 0.0, best.get(h.chunk.chunk_id, -2.0)), reverse=True)
     return fused
 
 

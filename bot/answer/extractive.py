@@ -4,8 +4,8 @@ the question best and offers each as a claim whose quote is exactly that text.
 Pure: question, sources and sentence scores in; a ``Draft`` out. A sentence is scored by its
 similarity to the question plus a small bonus for the question's words it contains. The best one is
 widened to keep a condition next to its rule — a lead-in ending in ":" and what follows it, a
-following "unless …"/"однако …"/"ただし…", or a fragment too short to stand alone — up to
-``max_quote_chars``. Up to ``max_claims`` more sentences follow when they score within ``margin``.
+following "unless …"/"однако …"/"ただし…", a neighbour that scores almost as well, or a fragment too
+short to stand alone — up to ``max_quote_chars``. Up to ``max_claims`` more sentences follow when they score within ``margin``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class ExtractiveConfig:
     max_claims: int = 3
     max_quote_chars: int = 500
     margin: float = 0.03  # how far below the best score another sentence may be and still be quoted
+    neighbour_margin: float = 0.06  # a sentence next to the quote this close to its score joins it
     lexical_weight: float = 0.1
     short_chars: int = 40  # a sentence shorter than this is widened with its neighbour
 
@@ -78,14 +79,19 @@ def _widen(best: ScoredSentence, siblings: list[ScoredSentence], config: Extract
     def fits(a: int, b: int) -> bool:
         return order[b].end - order[a].start <= config.max_quote_chars
 
-    if first > 0 and order[first - 1].text.rstrip().endswith((":", "：")) and fits(first - 1, last):
+    def close(i: int) -> bool:
+        return order[i].score >= best.score - config.neighbour_margin
+
+    while first > 0 and fits(first - 1, last) and (
+            order[first - 1].text.rstrip().endswith((":", "：")) or close(first - 1)):
         first -= 1
     # Japanese packs about three times as much into a character as English or Russian.
     short = config.short_chars // 3 if best.source.chunk.language == "ja" else config.short_chars
     while last + 1 < len(order) and fits(first, last + 1):
         current = text[order[first].start : order[last].end]
         following = order[last + 1].text
-        if current.rstrip().endswith((":", "：")) or _CONTINUES.match(following) or len(current) < short:
+        if current.rstrip().endswith((":", "：")) or _CONTINUES.match(following) or len(current) < short \
+                or close(last + 1):
             last += 1
             continue
         break
