@@ -40,7 +40,8 @@ _NEGATION = re.compile(r"\b(not|never|no|without|none|neither|nor|нет|не|н
 # What a question asks for, by its question words (en, ru, ja).
 _ASKS = (
     ("number", re.compile(r"\bhow (many|much|long|far|old|large|big|tall|often)\b|\bwhat (percent|percentage|number)\b"
-                          r"|сколько|какой (процент|номер)|いくつ|何(人|個|回|年間|日|歳|パーセント|%)|どれくらい|どのくらい",
+                          r"|\bwithin what\b|сколько|какой (процент|номер)|за какой срок|как долго|в течение какого|"
+                          r"каков\w* срок|いくつ|何(人|個|回|年間|日|歳|パーセント|%|分|時間)|どれくらい|どのくらい|いくら",
                           re.IGNORECASE)),
     ("date", re.compile(r"\bwhen\b|\bwhat (year|date|century|month|day)\b|\bin which year\b|когда|в каком году|какого числа"
                         r"|いつ|何年|何月|何日|何世紀", re.IGNORECASE)),
@@ -108,7 +109,10 @@ def evidence(question: str, language: str, ranked: Sequence[ScoredSentence]) -> 
 
 @dataclass(frozen=True, slots=True)
 class AbstainModel:
-    """Logistic regression over standardised ``FEATURES``; ``threshold`` on its probability decides."""
+    """Logistic regression over standardised ``FEATURES``; ``threshold`` on its probability decides.
+
+    ``languages`` are the query languages it serves (empty: any language without a model of its own).
+    """
 
     embedder: str
     mean: tuple[float, ...]
@@ -117,14 +121,16 @@ class AbstainModel:
     bias: float
     threshold: float
     trained_on: str = ""
+    languages: tuple[str, ...] = ()
 
     def probability(self, features: Evidence) -> float:
         z = self.bias + sum(w * (x - m) / s for w, x, m, s in zip(self.weights, features.vector(), self.mean, self.scale))
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     def to_json(self) -> dict[str, object]:
-        return {"features": list(FEATURES), "embedder": self.embedder, "mean": list(self.mean), "scale": list(self.scale),
-                "weights": list(self.weights), "bias": self.bias, "threshold": self.threshold, "trained_on": self.trained_on}
+        return {"features": list(FEATURES), "embedder": self.embedder, "languages": list(self.languages),
+                "mean": list(self.mean), "scale": list(self.scale), "weights": list(self.weights), "bias": self.bias,
+                "threshold": self.threshold, "trained_on": self.trained_on}
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> AbstainModel:
@@ -133,10 +139,23 @@ class AbstainModel:
         return cls(embedder=str(data["embedder"]), mean=tuple(map(float, data["mean"])),  # type: ignore[arg-type]
                    scale=tuple(map(float, data["scale"])), weights=tuple(map(float, data["weights"])),  # type: ignore[arg-type]
                    bias=float(data["bias"]), threshold=float(data["threshold"]),  # type: ignore[arg-type]
-                   trained_on=str(data.get("trained_on", "")))
+                   trained_on=str(data.get("trained_on", "")),
+                   languages=tuple(map(str, data.get("languages", []))))  # type: ignore[call-overload]
 
 
-def load_models(path: Path = MODEL_PATH) -> dict[str, AbstainModel]:
-    """The shipped models, one per embedder (start-up work: call once)."""
+@dataclass(frozen=True, slots=True)
+class AbstainModels:
+    """The shipped models: per embedder, one for some languages (Japanese) and one for the rest."""
+
+    models: tuple[AbstainModel, ...] = ()
+
+    def for_query(self, embedder: str, language: str) -> AbstainModel | None:
+        candidates = [m for m in self.models if m.embedder == embedder]
+        return next((m for m in candidates if language in m.languages),
+                    next((m for m in candidates if not m.languages), None))
+
+
+def load_models(path: Path = MODEL_PATH) -> AbstainModels:
+    """The shipped models (start-up work: call once)."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    return {m.embedder: m for m in (AbstainModel.from_json(item) for item in data["models"])}
+    return AbstainModels(tuple(AbstainModel.from_json(item) for item in data["models"]))

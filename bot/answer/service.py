@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.answer.cohere_compose import CohereComposer, CompositionFailed
-from bot.answer.evidence import AbstainModel, Evidence, evidence
+from bot.answer.evidence import AbstainModels, Evidence, evidence
 from bot.answer.extractive import (
     ExtractiveConfig,
     ScoredSentence,
@@ -59,7 +59,7 @@ class AnswerDeps:
     embedder: Embedder
     config: AnswerConfig
     local_reranker: LocalReranker = field(default_factory=LocalReranker)
-    abstain_models: dict[str, AbstainModel] = field(default_factory=dict)
+    abstain_models: AbstainModels = field(default_factory=AbstainModels)
     reranker: Reranker | None = None  # Cohere Rerank, when configured
     composer: CohereComposer | None = None  # Cohere Chat, when configured
     rewriter: CohereQueryRewriter | None = None
@@ -149,7 +149,7 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
         outcome = NoSupport(NoSupportReason.NOTHING_FOUND, ())
     else:
         nearest = sources[: config.nearest]
-        weak, probability = _evidence_is_weak(deps, composer_name, top, features)
+        weak, probability = _evidence_is_weak(deps, composer_name, query_language, top, features)
         if not verification.claims:
             outcome = NoSupport(NoSupportReason.NO_VERIFIED_CLAIM, nearest, verification.rejected)
         elif weak:
@@ -168,14 +168,14 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
                         tuple(scored), features, probability, route, timings)
 
 
-def _evidence_is_weak(deps: AnswerDeps, composer: str, top: Sequence[ScoredChunk],
+def _evidence_is_weak(deps: AnswerDeps, composer: str, language: str, top: Sequence[ScoredChunk],
                       features: Evidence | None) -> tuple[bool, float | None]:
     """(too weak to answer?, the model's probability when the local model decided)."""
     if composer != EXTRACTIVE:
         # A generative composer returns no claims when unsupported; Cohere Rerank's score guards the rest.
         best = top[0].rerank_score if top else None
         return (best is not None and best < deps.config.cohere_min_relevance), None
-    model = deps.abstain_models.get(deps.embedder.name)
+    model = deps.abstain_models.for_query(deps.embedder.name, language)
     if model is None or features is None:
         return features is None, None
     probability = model.probability(features)
