@@ -30,7 +30,7 @@ class ExcludingStore:
     async def search(self, query: str, vector: np.ndarray | None, **kwargs: object) -> list[ScoredChunk]:
         return await self._store.search(query, vector, exclude_documents=self._exclude, **kwargs)  # type: ignore[arg-type]
 
-    async def sentence_hits(self, vector: np.ndarray, chunk_ids: Sequence[str], *, limit: int = 400):  # noqa: ANN201
+    async def sentence_hits(self, vector: np.ndarray, chunk_ids: Sequence[str], *, limit: int = 400):
         return await self._store.sentence_hits(vector, chunk_ids, limit=limit)
 
 
@@ -66,7 +66,7 @@ class Judged:
         quotes = [q for c in self._claims() for q in c.quotes if q.source.chunk.document_id in self.query.gold]
         return any(_fold(a) in _fold(q.text) for a in self.query.answers for q in quotes)
 
-    def _claims(self):  # noqa: ANN202
+    def _claims(self):
         outcome = self.result.outcome
         # Claims withheld for weak evidence count too: the bench asks whether answering would have been right.
         return outcome.claims if isinstance(outcome, Answered) else outcome.withheld

@@ -10,7 +10,7 @@ import json
 import logging
 import sys
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -218,7 +218,7 @@ def _print_search(query_id: str, result: SearchResult, as_json: bool) -> None:
 async def _answer_and_log(question: Question, r: Retrieval, db: Storage, deps, source: Source) -> tuple[dict, AnswerResult | None]:
     """Answer one question, log the exchange (or journal it), and return the ``ask --json`` object."""
     exchange_id = str(uuid.uuid4())
-    created = datetime.now(timezone.utc)
+    created = datetime.now(UTC)
     try:
         result = await answer(question, deps)
     except _ANSWER_ERRORS as error:

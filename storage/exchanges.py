@@ -202,7 +202,7 @@ async def list_exchanges(
     ]
 
 
-def _count(model: type[Citation] | type[Flag], condition: ColumnElement[bool]) -> Any:
+def _count(model: type[Citation | Flag], condition: ColumnElement[bool]) -> Any:
     return select(func.count()).select_from(model).where(condition).correlate(Exchange).scalar_subquery()
 
 

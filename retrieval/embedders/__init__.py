@@ -10,7 +10,8 @@ embedder is refused (see ``retrieval.store``).
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 

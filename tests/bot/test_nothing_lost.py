@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from uuid import uuid4
 
@@ -73,7 +73,7 @@ async def test_exchanges_made_while_postgres_is_down_are_written_once_when_it_is
     async with open_storage(settings) as db:
         async def ask(question: str) -> bool:
             result = await answer(Question(question), deps)
-            record = answered_record(result, exchange_id=str(uuid4()), created_at=datetime.now(timezone.utc), source="cli")
+            record = answered_record(result, exchange_id=str(uuid4()), created_at=datetime.now(UTC), source="cli")
             ids.append(record.id)
             return await write_or_journal(db.sessions, db.journal, record, timeout_s=5)
 

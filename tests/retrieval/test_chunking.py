@@ -9,11 +9,11 @@ from retrieval.chunks import Chunk, make_chunk_id
 from retrieval.documents import Block, BlockKind, Document
 
 
-def H(level: int, text: str) -> Block:  # noqa: N802 - reads like the Markdown it stands for
+def H(level: int, text: str) -> Block:
     return Block(BlockKind.HEADING, text, level=level)
 
 
-def P(text: str, page: int | None = None) -> Block:  # noqa: N802
+def P(text: str, page: int | None = None) -> Block:
     return Block(BlockKind.PARAGRAPH, text, page=page)
 
 
