@@ -17,7 +17,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from retrieval.chunking import ChunkingConfig
-from retrieval.search_config import SearchConfig
+from retrieval.search_config import DEFAULT_ALPHA, DEFAULT_SENTENCE_WEIGHT, SearchConfig
 from retrieval.weaviate_server import WEAVIATE_VERSION, WeaviateConfig
 
 EmbedderName = Literal["auto", "e5", "use", "cohere"]
@@ -59,17 +59,17 @@ class Settings(BaseSettings):
 
     # Hybrid search: alpha 0 is pure BM25, 1 pure vector; one alpha per query language.
     search_limit: int = Field(default=40, ge=1, le=1000)
-    search_alpha_en: float = Field(default=0.5, ge=0.0, le=1.0)
-    search_alpha_ja: float = Field(default=0.5, ge=0.0, le=1.0)
-    search_alpha_ru: float = Field(default=0.5, ge=0.0, le=1.0)
+    search_alpha_en: float = Field(default=DEFAULT_ALPHA["en"], ge=0.0, le=1.0)
+    search_alpha_ja: float = Field(default=DEFAULT_ALPHA["ja"], ge=0.0, le=1.0)
+    search_alpha_ru: float = Field(default=DEFAULT_ALPHA["ru"], ge=0.0, le=1.0)
 
     # Answering: how many reranked chunks the composer sees; the local reranker's weight on each chunk's
     # best-matching sentence, per language (0 keeps the hybrid order); the abstain threshold (empty: the
     # shipped model's calibrated threshold).
     answer_top_n: int = Field(default=5, ge=1, le=20)
-    rerank_sentence_weight_en: float = Field(default=1.0, ge=0.0)
-    rerank_sentence_weight_ja: float = Field(default=0.0, ge=0.0)
-    rerank_sentence_weight_ru: float = Field(default=1.0, ge=0.0)
+    rerank_sentence_weight_en: float = Field(default=DEFAULT_SENTENCE_WEIGHT["en"], ge=0.0)
+    rerank_sentence_weight_ja: float = Field(default=DEFAULT_SENTENCE_WEIGHT["ja"], ge=0.0)
+    rerank_sentence_weight_ru: float = Field(default=DEFAULT_SENTENCE_WEIGHT["ru"], ge=0.0)
     abstain_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
 
     # Ingestion limits and chunking.

@@ -1,10 +1,10 @@
 """Reranking: the top search results in, the best few out, each with a rerank score.
 
 - ``LocalReranker`` (the embedded default): no cross-encoder ships its weights in a PyPI package, so
-  it fuses two rankings by reciprocal rank — the hybrid search order and the order by each chunk's
-  best-matching sentence (max cosine between the question and the chunk's sentences). Whether the
-  sentence ranking helps depends on the language (docs/benchmarks.md); where it does not, its weight
-  is 0 and the hybrid order stands.
+  it adds to each chunk's hybrid score the similarity of its best-matching sentence (max cosine between
+  the question and the chunk's sentences), both scaled to 0–1 over the candidates, the sentence term
+  weighted per language. Fusing the two by reciprocal rank instead lost to plain hybrid search on every
+  dataset; this score fusion beats it on each (docs/benchmarks.md, "Retrieval").
 - ``CohereReranker``: Cohere Rerank (multilingual) over the async SDK, when COHERE_API_KEY is set.
   Its failures raise ``RerankError``; the caller falls back to the local reranker and records it.
 """
@@ -20,9 +20,8 @@ import httpx
 from cohere.core.api_error import ApiError
 
 from retrieval.chunks import ScoredChunk, SentenceHit
+from retrieval.search_config import DEFAULT_SENTENCE_WEIGHT
 from retrieval.store import body_text
-
-RRF_K = 60
 
 
 class RerankError(Exception):
@@ -45,25 +44,33 @@ def best_sentence_scores(sentences: Sequence[SentenceHit]) -> dict[str, float]:
     return best
 
 
+def _unit_scale(values: Sequence[float | None]) -> list[float]:
+    """Min-max to 0–1 over the candidates; a missing value or a flat list scales to 0."""
+    present = [v for v in values if v is not None]
+    if not present or max(present) <= min(present):
+        return [0.0] * len(values)
+    low, span = min(present), max(present) - min(present)
+    return [0.0 if v is None else (v - low) / span for v in values]
+
+
 def fuse(hits: Sequence[ScoredChunk], sentences: Sequence[SentenceHit], sentence_weight: float) -> list[ScoredChunk]:
-    """Reciprocal-rank fusion of the hybrid order and the best-sentence order (pure)."""
+    """The hybrid score plus the weighted best-sentence similarity, each scaled over ``hits`` (pure).
+
+    Ties keep the search order, so a weight of 0 returns the hybrid ranking unchanged.
+    """
     best = best_sentence_scores(sentences)
-    by_sentence = sorted(hits, key=lambda h: best.get(h.chunk.chunk_id, -2.0), reverse=True)
-    sentence_rank = {h.chunk.chunk_id: i + 1 for i, h in enumerate(by_sentence)}
-    fused = [
-        replace(h, rerank_score=1.0 / (RRF_K + h.rank) + sentence_weight / (RRF_K + sentence_rank[h.chunk.chunk_id]))
-        for h in hits
-    ]
-    # Two rankings fused by rank tie often (1st+2nd vs 2nd+1st): the better best sentence breaks the tie.
-    fused.sort(key=lambda h: (h.rerank_score or 0.0, best.get(h.chunk.chunk_id, -2.0)), reverse=True)
+    search = _unit_scale([h.score for h in hits])
+    sentence = _unit_scale([best.get(h.chunk.chunk_id) for h in hits])
+    fused = [replace(h, rerank_score=s + sentence_weight * b) for h, s, b in zip(hits, search, sentence, strict=True)]
+    fused.sort(key=lambda h: (-(h.rerank_score or 0.0), h.rank))
     return fused
 
 
 @dataclass(frozen=True)
 class LocalReranker:
-    # Weight of the best-sentence ranking per query language (0: keep the hybrid order).
-    sentence_weight: Mapping[str, float] = field(default_factory=lambda: {"en": 1.0, "ja": 0.0, "ru": 1.0})
-    name: str = "local-sentence-rrf"
+    # Weight of the best-sentence term per query language (0: keep the hybrid order).
+    sentence_weight: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_SENTENCE_WEIGHT))
+    name: str = "local-sentence-fusion"
 
     async def rerank(self, query: str, language: str, hits: Sequence[ScoredChunk], sentences: Sequence[SentenceHit],
                      top_n: int) -> list[ScoredChunk]:

@@ -149,7 +149,8 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
         outcome = NoSupport(NoSupportReason.NOTHING_FOUND, ())
     else:
         nearest = sources[: config.nearest]
-        weak, probability = _evidence_is_weak(deps, composer_name, query_language, top, features)
+        remote_rerank = reranker_name != deps.local_reranker.name
+        weak, probability = _evidence_is_weak(deps, composer_name, remote_rerank, query_language, top, features)
         if not verification.claims:
             outcome = NoSupport(NoSupportReason.NO_VERIFIED_CLAIM, nearest, verification.rejected)
         elif weak:
@@ -168,16 +169,17 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
                         tuple(scored), features, probability, route, timings)
 
 
-def _evidence_is_weak(deps: AnswerDeps, composer: str, language: str, top: Sequence[ScoredChunk],
+def _evidence_is_weak(deps: AnswerDeps, composer: str, remote_rerank: bool, language: str, top: Sequence[ScoredChunk],
                       features: Evidence | None) -> tuple[bool, float | None]:
     """(too weak to answer?, the model's probability when the local model decided)."""
-    if composer != EXTRACTIVE:
+    if composer != EXTRACTIVE and remote_rerank:
         # A generative composer returns no claims when unsupported; Cohere Rerank's score guards the rest.
         best = top[0].rerank_score if top else None
         return (best is not None and best < deps.config.cohere_min_relevance), None
     model = deps.abstain_models.for_query(deps.embedder.name, language)
     if model is None or features is None:
-        return features is None, None
+        # Uncalibrated: the extractive composer needs evidence features; a generative one abstains itself.
+        return composer == EXTRACTIVE and features is None, None
     probability = model.probability(features)
     threshold = deps.config.abstain_threshold if deps.config.abstain_threshold is not None else model.threshold
     return probability < threshold, probability

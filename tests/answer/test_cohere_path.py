@@ -129,7 +129,7 @@ async def test_a_failing_reranker_falls_back_to_the_local_one(deps: AnswerDeps, 
     cohere_api.script_rerank(status(503))
     cohere_api.script_chat(quoting("within 30 days", REFUND_QUOTE))
     result = await answer(Question(REFUND_QUESTION), deps)
-    assert result.route.reranker == "local-sentence-rrf"
+    assert result.route.reranker == "local-sentence-fusion"
     assert any(f.startswith("rerank: Cohere Rerank answered HTTP 503") for f in result.route.fallbacks)
     assert isinstance(result.outcome, Answered)
 
