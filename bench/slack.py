@@ -223,10 +223,11 @@ async def demo_answer_deps() -> AsyncIterator[tuple[Settings, object]]:
 async def burst(slack: StandInProcess, deps: SlackDeps, events_url: str, n: int, channels: int) -> Run:
     run_id = f"{n:03d}{channels:02d}"
     names = [f"C0B{run_id}X{c:02d}" for c in range(channels)]  # channels of this run only
-    mentions = await slack.call("mentions", names, [QUESTIONS[i % len(QUESTIONS)] for i in range(n)])
     ticker, control = LoopTicker(), ControlTicker()
     await control.start()
     ticker.start()
+    # Stamped after the tickers start (the control is a process of its own and takes a while to start).
+    mentions = await slack.call("mentions", names, [QUESTIONS[i % len(QUESTIONS)] for i in range(n)])
     started = time.perf_counter()
     statuses = await slack.call("deliver", events_url, mentions)
     assert statuses == [200] * n, statuses
