@@ -99,9 +99,7 @@ def build_answer_deps(settings: Settings, retrieval: Retrieval) -> AnswerDeps:
     prompts = load_prompts()
     config = AnswerConfig(search=settings.search_config(), top_n=settings.answer_top_n,
                           abstain_threshold=settings.abstain_threshold)
-    local = LocalReranker(sentence_weight={"en": settings.rerank_sentence_weight_en,
-                                           "ja": settings.rerank_sentence_weight_ja,
-                                           "ru": settings.rerank_sentence_weight_ru})
+    local = LocalReranker(sentence_weight=settings.sentence_weights())
     deps = AnswerDeps(store=retrieval.store, embedder=retrieval.embedder, config=config, local_reranker=local,
                       abstain_models=load_models())
     client = retrieval.cohere

@@ -17,7 +17,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from retrieval.chunking import ChunkingConfig
-from retrieval.search_config import DEFAULT_ALPHA, DEFAULT_SENTENCE_WEIGHT, SearchConfig
+from retrieval.search_config import SearchConfig, tuning_for
 from retrieval.weaviate_server import WEAVIATE_VERSION, WeaviateConfig
 
 EmbedderName = Literal["auto", "e5", "use", "cohere"]
@@ -57,19 +57,20 @@ class Settings(BaseSettings):
     verbatim_reranker: Literal["auto", "local", "cohere"] = "auto"
     verbatim_composer: Literal["auto", "extractive", "cohere"] = "auto"
 
-    # Hybrid search: alpha 0 is pure BM25, 1 pure vector; one alpha per query language.
+    # Hybrid search: alpha 0 is pure BM25, 1 pure vector; one alpha per query language. Unset: the value
+    # measured for the embedder in use (retrieval.search_config.TUNING).
     search_limit: int = Field(default=40, ge=1, le=1000)
-    search_alpha_en: float = Field(default=DEFAULT_ALPHA["en"], ge=0.0, le=1.0)
-    search_alpha_ja: float = Field(default=DEFAULT_ALPHA["ja"], ge=0.0, le=1.0)
-    search_alpha_ru: float = Field(default=DEFAULT_ALPHA["ru"], ge=0.0, le=1.0)
+    search_alpha_en: float | None = Field(default=None, ge=0.0, le=1.0)
+    search_alpha_ja: float | None = Field(default=None, ge=0.0, le=1.0)
+    search_alpha_ru: float | None = Field(default=None, ge=0.0, le=1.0)
 
     # Answering: how many reranked chunks the composer sees; the local reranker's weight on each chunk's
-    # best-matching sentence, per language (0 keeps the hybrid order); the abstain threshold (empty: the
-    # shipped model's calibrated threshold).
+    # best-matching sentence, per language (0 keeps the hybrid order; unset: the measured value for the
+    # embedder); the abstain threshold (empty: the shipped model's calibrated threshold).
     answer_top_n: int = Field(default=5, ge=1, le=20)
-    rerank_sentence_weight_en: float = Field(default=DEFAULT_SENTENCE_WEIGHT["en"], ge=0.0)
-    rerank_sentence_weight_ja: float = Field(default=DEFAULT_SENTENCE_WEIGHT["ja"], ge=0.0)
-    rerank_sentence_weight_ru: float = Field(default=DEFAULT_SENTENCE_WEIGHT["ru"], ge=0.0)
+    rerank_sentence_weight_en: float | None = Field(default=None, ge=0.0)
+    rerank_sentence_weight_ja: float | None = Field(default=None, ge=0.0)
+    rerank_sentence_weight_ru: float | None = Field(default=None, ge=0.0)
     abstain_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
 
     # Ingestion limits and chunking.
@@ -146,10 +147,17 @@ class Settings(BaseSettings):
         )
 
     def search_config(self) -> SearchConfig:
-        return SearchConfig(
-            limit=self.search_limit,
-            alpha={"en": self.search_alpha_en, "ja": self.search_alpha_ja, "ru": self.search_alpha_ru},
-        )
+        measured = tuning_for(self.embedder_name).alpha
+        chosen = {"en": self.search_alpha_en, "ja": self.search_alpha_ja, "ru": self.search_alpha_ru}
+        return SearchConfig(limit=self.search_limit,
+                            alpha={lang: measured[lang] if value is None else value for lang, value in chosen.items()})
+
+    def sentence_weights(self) -> dict[str, float]:
+        """The local reranker's sentence weight per language: the settings', else the embedder's measured one."""
+        measured = tuning_for(self.embedder_name).sentence_weight
+        chosen = {"en": self.rerank_sentence_weight_en, "ja": self.rerank_sentence_weight_ja,
+                  "ru": self.rerank_sentence_weight_ru}
+        return {lang: measured[lang] if value is None else value for lang, value in chosen.items()}
 
     def chunking_config(self) -> ChunkingConfig:
         return ChunkingConfig(max_chars=self.chunk_max_chars, min_chars=self.chunk_min_chars)

@@ -20,7 +20,7 @@ import httpx
 from cohere.core.api_error import ApiError
 
 from retrieval.chunks import ScoredChunk, SentenceHit
-from retrieval.search_config import DEFAULT_SENTENCE_WEIGHT
+from retrieval.search_config import TUNING
 from retrieval.store import body_text
 
 
@@ -69,7 +69,7 @@ def fuse(hits: Sequence[ScoredChunk], sentences: Sequence[SentenceHit], sentence
 @dataclass(frozen=True)
 class LocalReranker:
     # Weight of the best-sentence term per query language (0: keep the hybrid order).
-    sentence_weight: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_SENTENCE_WEIGHT))
+    sentence_weight: Mapping[str, float] = field(default_factory=lambda: dict(TUNING["e5"].sentence_weight))
     name: str = "local-sentence-fusion"
 
     async def rerank(self, query: str, language: str, hits: Sequence[ScoredChunk], sentences: Sequence[SentenceHit],
