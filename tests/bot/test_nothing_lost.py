@@ -26,6 +26,7 @@ from retrieval.store import ChunkStore
 from storage import migrate
 from storage.journal import write_or_journal
 from storage.models import Exchange
+from tests.storage.conftest import in_ci
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "postgres.sh"
 
@@ -49,7 +50,7 @@ def own_postgres() -> Iterator[tuple[str, dict[str, str]]]:
     try:
         line = postgres("start", env)
     except AssertionError as error:
-        if os.environ.get("CI"):
+        if in_ci():
             raise
         pytest.skip(f"PostgreSQL cannot be started here: {error}")
     url = line.strip().split("=", 1)[1]

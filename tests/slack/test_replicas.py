@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import create_async_engine
-from sqlalchemy.pool import NullPool
 
 from bot.answer.service import AnswerDeps
 from storage.exchanges import list_exchanges
@@ -18,7 +14,7 @@ from storage.migrate import upgrade
 from tests.slack.conftest import open_database
 from tests.slack.harness import QUESTION, started_bot
 from tests.standins import SlackStandIn
-from tests.storage.conftest import postgres_server_url
+from tests.storage.conftest import throwaway_database
 
 CHANNEL = "C0SUPPORT"
 
@@ -26,25 +22,9 @@ CHANNEL = "C0SUPPORT"
 @pytest.fixture(params=["sqlite", "postgresql"])
 async def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
     """A migrated database both replicas use: a SQLite file, or a PostgreSQL database of this test's own."""
-    if request.param == "sqlite":
-        url = f"sqlite+aiosqlite:///{tmp_path / 'shared.sqlite3'}"
+    async with throwaway_database(request.param, tmp_path) as url:
         await upgrade(url)
         yield url
-        return
-    server_url = postgres_server_url()
-    admin = create_async_engine(server_url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
-    name = f"verbatim_slack_{uuid.uuid4().hex[:12]}"
-    quoted = admin.dialect.identifier_preparer.quote(name)
-    try:
-        async with admin.connect() as connection:
-            await connection.exec_driver_sql("CREATE DATABASE " + quoted)
-        url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
-        await upgrade(url)
-        yield url
-        async with admin.connect() as connection:
-            await connection.exec_driver_sql("DROP DATABASE IF EXISTS " + quoted + " WITH (FORCE)")
-    finally:
-        await admin.dispose()
 
 
 async def test_two_replicas_sharing_one_database_answer_a_doubly_delivered_mention_once(

@@ -14,6 +14,7 @@ import os
 import socket
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -50,11 +51,11 @@ def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@pytest.fixture
-async def empty_database_url(kind: str, tmp_path: Path) -> AsyncIterator[str]:
-    """The URL of a new, empty database (a SQLite file, or a PostgreSQL database dropped after the test)."""
+@asynccontextmanager
+async def throwaway_database(kind: str, folder: Path) -> AsyncIterator[str]:
+    """The URL of a new, empty database: a SQLite file in ``folder``, or a PostgreSQL database dropped after."""
     if kind == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'verbatim.sqlite3'}"
+        yield f"sqlite+aiosqlite:///{folder / 'verbatim.sqlite3'}"
         return
     server_url = postgres_server_url()
     admin = create_async_engine(server_url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
@@ -71,6 +72,12 @@ async def empty_database_url(kind: str, tmp_path: Path) -> AsyncIterator[str]:
                 await connection.exec_driver_sql("DROP DATABASE IF EXISTS " + quoted + " WITH (FORCE)")
     finally:
         await admin.dispose()
+
+
+@pytest.fixture
+async def empty_database_url(kind: str, tmp_path: Path) -> AsyncIterator[str]:
+    async with throwaway_database(kind, tmp_path) as url:
+        yield url
 
 
 @pytest.fixture
