@@ -27,5 +27,5 @@ test: weaviate
 
 bench: weaviate
 	$(BIN)/python -m bench.retrieval
-	$(BIN)/python -m bench.abstain
+	$(BIN)/python -m bench.answers
 	$(BIN)/python -m bench.slack

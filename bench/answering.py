@@ -10,6 +10,7 @@ import numpy as np
 
 from bench import data
 from bench.common import CachedEmbedder
+from bot.answer.query import Turn
 from bot.answer.service import AnswerDeps, AnswerResult, Question, answer
 from bot.answer.types import Answered
 from retrieval.chunking import ChunkingConfig
@@ -66,6 +67,30 @@ class Judged:
         quotes = [q for c in self._claims() for q in c.quotes if q.source.chunk.document_id in self.query.gold]
         return any(_fold(a) in _fold(q.text) for a in self.query.answers for q in quotes)
 
+    @property
+    def answered(self) -> bool:
+        return isinstance(self.result.outcome, Answered)
+
+    @property
+    def quote_from_gold(self) -> bool:
+        """Some quote (shown, or withheld for weak evidence) comes from a gold passage."""
+        if self.gold_removed or not self.query.answerable:
+            return False
+        return any(q.source.chunk.document_id in self.query.gold for c in self._claims() for q in c.quotes)
+
+    @property
+    def answered_elsewhere(self) -> bool:
+        """Asked with its paragraph removed, yet a quote from another passage holds a gold answer: the
+        collection does answer it after all, so it is neither a clean positive nor a clean negative."""
+        if not self.gold_removed or not self.query.answers:
+            return False
+        quotes = [q.text for c in self._claims() for q in c.quotes]
+        return any(_fold(a) in _fold(q) for a in self.query.answers for q in quotes)
+
+    @property
+    def should_answer(self) -> bool:
+        return self.query.answerable and not self.gold_removed
+
     def _claims(self):
         outcome = self.result.outcome
         # Claims withheld for weak evidence count too: the bench asks whether answering would have been right.
@@ -80,7 +105,8 @@ async def run_questions(deps: AnswerDeps, store: ChunkStore, queries: Sequence[d
             deps.store = ExcludingStore(store, sorted(query.gold))  # type: ignore[assignment]
         else:
             deps.store = store
-        result = await answer(Question(query.text), deps)
+        history = tuple(Turn(role, text) for role, text in query.history)
+        result = await answer(Question(query.text, channel=query.channel, history=history), deps)
         judged.append(Judged(query, result, remove_gold))
     deps.store = store
     return judged

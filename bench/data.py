@@ -27,6 +27,9 @@ class Query:
     gold: frozenset[str]  # relevant document ids
     answers: tuple[str, ...] = ()  # gold answer spans (QA sets)
     answerable: bool = True
+    history: tuple[tuple[str, str], ...] = ()  # earlier turns of a thread: (role, text), role "user"/"assistant"
+    channel: str | None = None  # asked from this channel (visibility): NoMIRACL gives each query its own passages
+    group: str = ""  # a subset of the dataset (MTRAG domain, NoMIRACL language) for fit/report splits
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,3 +105,57 @@ def scifact(split: str = "dev") -> Dataset:
         if gold:
             queries.append(Query(str(claim["id"]), claim["claim"], frozenset(gold)))
     return Dataset(f"scifact-{split}", "en", documents, queries)
+
+
+def mtrag() -> Dataset:
+    """MTRAG-UN govt + fiqa: the last user turn asked with the earlier turns as thread history.
+
+    ANSWERABLE and PARTIAL turns should be answered from one of their reference passages, UNANSWERABLE ones
+    should get "no support found"; UNDERSPECIFIED turns (the right reply is a clarifying question) are left out.
+    """
+    base = EVAL_DATA / "mtrag-govt-fiqa"
+    documents = [_document(p["_id"], p.get("title") or "", p["text"].strip(), "en")
+                 for p in _jsonl(base / "passages.jsonl.gz")]
+    queries = []
+    for task in _jsonl(base / "tasks.jsonl.gz"):
+        label = task["answerability"][0]
+        if label == "UNDERSPECIFIED":
+            continue
+        turns = task["conversation"]
+        history = tuple(("user" if t["speaker"] == "user" else "assistant", t["text"]) for t in turns[:-1])
+        queries.append(Query(task["task_id"], turns[-1]["text"], frozenset(c["document_id"] for c in task["contexts"]),
+                             answerable=label != "UNANSWERABLE", history=history, group=task["domain"]))
+    return Dataset("mtrag", "en", documents, queries)
+
+
+NOMIRACL_LANGUAGES = ("de", "es", "fi", "fr", "id", "zh")
+
+
+def nomiracl(languages: tuple[str, ...] = NOMIRACL_LANGUAGES, per_language: int = 60) -> Dataset:
+    """NoMIRACL: each query sees only its own 10 passages (a channel of its own), the paper's setting.
+
+    ``per_language`` queries per language, half from the relevant subset and half from the non-relevant
+    one (the first ones in file order). A passage shared by several queries is visible in each of their channels.
+    Which passage is the relevant one is not recorded, so ``gold`` is every passage of a relevant query.
+    """
+    base = EVAL_DATA / "nomiracl-six"
+    passages: dict[str, tuple[str, str, str, set[str]]] = {}
+    queries = []
+    for language in languages:
+        taken = {True: 0, False: 0}
+        for row in _jsonl(base / f"{language}.test.jsonl.gz"):
+            answer = bool(row["should_answer"])
+            if taken[answer] >= per_language // 2:
+                continue
+            taken[answer] += 1
+            channel = f"nomiracl-{row['query_id']}"
+            for p in row["passages"]:
+                doc_id = f"{language}:{p['docid']}"
+                passages.setdefault(doc_id, (p["title"], p["text"], language, set()))[3].add(channel)
+            gold = frozenset(f"{language}:{p['docid']}" for p in row["passages"]) if answer else frozenset()
+            queries.append(Query(f"{language}:{row['query_id']}", row["query"], gold, answerable=answer,
+                                 channel=channel, group=language))
+    documents = [Document(document_id=doc_id, title=title, blocks=(Block(BlockKind.PARAGRAPH, text),),
+                          source=f"eval:{doc_id}", visibility=tuple(sorted(channels)))
+                 for doc_id, (title, text, _language, channels) in passages.items()]
+    return Dataset(f"nomiracl-{per_language}", "multi", documents, queries)

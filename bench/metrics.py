@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 
 def ndcg_at(ranked: Sequence[str], gold: frozenset[str], k: int) -> float:
     dcg = sum(1.0 / math.log2(i + 2) for i, doc in enumerate(ranked[:k]) if doc in gold)
@@ -39,3 +41,23 @@ def percentile(values: Sequence[float], q: float) -> float:
 def dedupe_documents(chunk_document_ids: Sequence[str]) -> list[str]:
     """Chunks ranked -> documents ranked by their best chunk."""
     return list(dict.fromkeys(chunk_document_ids))
+
+
+def auroc(scores: Sequence[float], labels: Sequence[bool]) -> float:
+    """Area under the ROC curve (Mann-Whitney U), ties counted as half."""
+    values = np.asarray(scores, dtype=float)
+    positive = np.asarray(labels, dtype=bool)
+    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    order = np.argsort(values, kind="mergesort")
+    ranks = np.empty(len(values))
+    sorted_values = values[order]
+    start = 0
+    while start < len(values):  # average rank over each run of equal scores
+        stop = start
+        while stop + 1 < len(values) and sorted_values[stop + 1] == sorted_values[start]:
+            stop += 1
+        ranks[order[start : stop + 1]] = (start + stop) / 2 + 1
+        start = stop + 1
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))

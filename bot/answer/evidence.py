@@ -1,12 +1,14 @@
-"""Is there enough evidence to answer? Features of the retrieved evidence, and the small learned model
-that turns them into a probability that the best quote really answers the question.
+"""Is there enough evidence to answer? Features of the retrieved evidence, and the small learned models
+that turn them into a probability that the best quote really answers the question.
 
-Why a model and not one score threshold: on SQuAD 2.0 (questions written to look answerable by the
-paragraph that does not answer them) the best single signal reaches a balanced accuracy of 0.595
-(../shared/eval/BASELINES.md). Several weak signals together — how similar the best sentence is, how
-much it stands out, how many of the question's words it has, whether it holds the kind of thing the
-question asks for (a number for "how many", a date for "when") — do better. The model is a logistic
-regression trained by ``bench/abstain.py`` on SQuAD 2.0 and shipped as JSON beside this module.
+Why a model and not one score threshold: no single signal tells "this sentence answers the question" from
+"a sentence near it". Several do together — how similar the best sentence is and how much it stands out,
+how many of the question's words it has, and above all how many of its *focus* words (the ones rare among
+the retrieved chunks, as opposed to the topic every chunk shares), whether it holds the kind of thing the
+question asks for (a number for "how many", a date for "when"). The models are logistic regressions fitted
+by ``bench/answers.py`` on held-apart halves of the shared data (one for Japanese, one for Russian, one for
+thread follow-ups, one for the rest) and shipped as JSON beside this module; docs/benchmarks.md has how
+they do on data they never saw.
 
 Pure: features are computed from data; the model is a value loaded once at start-up.
 """
@@ -24,7 +26,9 @@ from bot.answer.extractive import ScoredSentence
 from bot.answer.lexical import content_terms, coverage
 
 FEATURES = ("top_similarity", "margin", "second_similarity", "coverage_best", "coverage_chunk", "answer_type",
-            "question_terms", "missing_terms", "missing_long", "entities_missing", "negation_mismatch", "best_in_first")
+            "question_terms", "missing_terms", "missing_long", "entities_missing", "negation_mismatch", "best_in_first",
+            "focus_best", "focus_window", "focus_chunk", "focus_missing", "rerank_gap", "search_top",
+            "similarity_z", "chunk_share", "lexical_agrees")
 MODEL_PATH = Path(__file__).with_name("abstain_model.json")
 
 _NUMBER = re.compile(r"\d|[０-９]|\b(one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million)\b"
@@ -66,9 +70,29 @@ class Evidence:
     entities_missing: float  # share of the question's names and numbers absent from the chunk
     negation_mismatch: float  # the question is negated and the sentence is not, or the other way round
     best_in_first: float  # the best sentence is in the top-ranked source
+    # "Focus": the question's terms weighted by how rare they are among the retrieved chunks. Words every
+    # retrieved chunk shares are the topic (the product, the article's subject); the rare ones are what is
+    # asked about. A near miss has the topic and lacks the focus.
+    focus_best: float  # weighted share of the question's terms in the best sentence
+    focus_window: float  # … in the best sentence with its neighbours
+    focus_chunk: float  # … in the best sentence's chunk
+    focus_missing: float  # weight of the rarest question term the chunk lacks (0: none missing), 0..1
+    rerank_gap: float  # rerank score of the first source minus the second's
+    search_top: float  # hybrid search score of the first source
+    similarity_z: float  # the best sentence's similarity in standard deviations above the others'
+    chunk_share: float  # share of the ten best sentences that come from the best sentence's chunk
+    lexical_agrees: float  # the sentence with most of the question's terms is the best sentence
 
     def vector(self) -> list[float]:
         return [float(getattr(self, name)) for name in FEATURES]
+
+
+def without_question_words(question: str) -> str:
+    """The question less the words that only say what kind of thing it asks for ("how long", "за какой срок",
+    "何日"): they are not in the answer, so they must not count as missing from it."""
+    for _, pattern in _ASKS:
+        question = pattern.sub(" ", question)
+    return question
 
 
 def asked_kind(question: str) -> str | None:
@@ -78,19 +102,54 @@ def asked_kind(question: str) -> str | None:
     return None
 
 
-def evidence(question: str, language: str, ranked: Sequence[ScoredSentence]) -> Evidence | None:
-    """Features of the best sentences (``ranked`` best first); None when there is no sentence at all."""
+def _term_weights(terms: frozenset[str], texts: Sequence[str], language: str) -> dict[str, float]:
+    """Each term's inverse document frequency over ``texts``, scaled to 0.1 (in all of them) .. 1 (in none)."""
+    if not texts:
+        return dict.fromkeys(terms, 1.0)
+    sets = [content_terms(t, language) for t in texts]
+    top = math.log(len(sets) + 1)
+    return {t: 0.1 + 0.9 * math.log((len(sets) + 1) / (1 + sum(1 for s in sets if t in s))) / top for t in terms}
+
+
+def _weighted_coverage(weights: dict[str, float], text: str, language: str) -> float:
+    total = sum(weights.values())
+    if total <= 0:
+        return 0.0
+    present = content_terms(text, language)
+    return sum(w for t, w in weights.items() if t in present) / total
+
+
+def evidence(question: str, language: str, ranked: Sequence[ScoredSentence],
+             retrieved: Sequence[str] = ()) -> Evidence | None:
+    """Features of the best sentences (``ranked`` best first); None when there is no sentence at all.
+
+    ``retrieved``: the texts of every chunk the search returned (the background the question's focus
+    terms are weighed against); the sources' texts when not given.
+    """
     if not ranked:
         return None
     best = ranked[0]
     sims = [s.similarity for s in ranked[:10]]
     second = next((s.similarity for s in ranked[1:] if s.source is not best.source), sims[-1])
-    terms = content_terms(question, language)
+    terms = content_terms(without_question_words(question), language)
     chunk_text = best.source.chunk.text
-    missing = terms - content_terms(chunk_text, language)
+    chunk_terms = content_terms(chunk_text, language)
+    missing = terms - chunk_terms
     entities = set(_ENTITY.findall(question))
     kind = asked_kind(question)
     answer_type = 0.5 if kind is None else float(bool(_KINDS[kind].search(best.text)))
+
+    background = list(retrieved) or list(dict.fromkeys(s.source.chunk.text for s in ranked))
+    weights = _term_weights(terms, background, language)
+    siblings = sorted((s for s in ranked if s.source is best.source), key=lambda s: s.start)
+    at = next(i for i, s in enumerate(siblings) if s.start == best.start)
+    window = chunk_text[siblings[max(0, at - 1)].start : siblings[min(len(siblings) - 1, at + 1)].end]
+    all_sims = [s.similarity for s in ranked]
+    mean = sum(all_sims) / len(all_sims)
+    spread = math.sqrt(sum((x - mean) ** 2 for x in all_sims) / len(all_sims)) or 1.0
+    by_rank = sorted({s.source.label: s.source for s in ranked}.values(), key=lambda src: int(src.label[1:]))
+    scores = [src.rerank_score if src.rerank_score is not None else src.search_score for src in by_rank]
+    lexical_best = max(ranked[:10], key=lambda s: (coverage(terms, s.text, language), s.similarity))
     return Evidence(
         top_similarity=best.similarity,
         margin=best.similarity - sum(sims) / len(sims),
@@ -104,6 +163,15 @@ def evidence(question: str, language: str, ranked: Sequence[ScoredSentence]) -> 
         entities_missing=(sum(1 for e in entities if e.lower() not in chunk_text.lower()) / len(entities)) if entities else 0.0,
         negation_mismatch=float(bool(_NEGATION.search(question)) != bool(_NEGATION.search(best.text))),
         best_in_first=float(best.source.label == "S1"),
+        focus_best=_weighted_coverage(weights, best.text, language),
+        focus_window=_weighted_coverage(weights, window, language),
+        focus_chunk=_weighted_coverage(weights, chunk_text, language),
+        focus_missing=max((weights[t] for t in missing), default=0.0),
+        rerank_gap=(scores[0] - scores[1]) if len(scores) > 1 else 1.0,
+        search_top=by_rank[0].search_score,
+        similarity_z=(best.similarity - mean) / spread,
+        chunk_share=sum(1 for s in ranked[:10] if s.source is best.source) / min(10, len(ranked)),
+        lexical_agrees=float(lexical_best is best),
     )
 
 
@@ -111,7 +179,9 @@ def evidence(question: str, language: str, ranked: Sequence[ScoredSentence]) -> 
 class AbstainModel:
     """Logistic regression over standardised ``FEATURES``; ``threshold`` on its probability decides.
 
-    ``languages`` are the query languages it serves (empty: any language without a model of its own).
+    ``languages`` are the query languages it serves (empty: any language without a model of its own);
+    ``threads``: it serves thread follow-ups (questions asked with earlier turns), whose query is built from
+    the thread and whose evidence reads differently from a standalone question's.
     """
 
     embedder: str
@@ -122,37 +192,45 @@ class AbstainModel:
     threshold: float
     trained_on: str = ""
     languages: tuple[str, ...] = ()
+    threads: bool = False
 
     def probability(self, features: Evidence) -> float:
-        z = self.bias + sum(w * (x - m) / s for w, x, m, s in zip(self.weights, features.vector(), self.mean, self.scale))
+        return self.probability_of(features.vector())
+
+    def probability_of(self, vector: Sequence[float]) -> float:
+        z = self.bias + sum(w * (x - m) / s for w, x, m, s in zip(self.weights, vector, self.mean, self.scale))
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     def to_json(self) -> dict[str, object]:
         return {"features": list(FEATURES), "embedder": self.embedder, "languages": list(self.languages),
+                "threads": self.threads,
                 "mean": list(self.mean), "scale": list(self.scale), "weights": list(self.weights), "bias": self.bias,
                 "threshold": self.threshold, "trained_on": self.trained_on}
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> AbstainModel:
         if data.get("features") != list(FEATURES):
-            raise ValueError("the abstain model was trained on other features: retrain it with bench/abstain.py")
+            raise ValueError("the abstain model was trained on other features: retrain it with bench/answers.py")
         return cls(embedder=str(data["embedder"]), mean=tuple(map(float, data["mean"])),  # type: ignore[arg-type]
                    scale=tuple(map(float, data["scale"])), weights=tuple(map(float, data["weights"])),  # type: ignore[arg-type]
                    bias=float(data["bias"]), threshold=float(data["threshold"]),  # type: ignore[arg-type]
                    trained_on=str(data.get("trained_on", "")),
-                   languages=tuple(map(str, data.get("languages", []))))  # type: ignore[call-overload]
+                   languages=tuple(map(str, data.get("languages", []))),  # type: ignore[call-overload]
+                   threads=bool(data.get("threads", False)))
 
 
 @dataclass(frozen=True, slots=True)
 class AbstainModels:
-    """The shipped models: per embedder, one for some languages (Japanese) and one for the rest."""
+    """The shipped models, per embedder: one per language that has its own (Japanese, Russian), one for
+    thread follow-ups, one for everything else."""
 
     models: tuple[AbstainModel, ...] = ()
 
-    def for_query(self, embedder: str, language: str) -> AbstainModel | None:
+    def for_query(self, embedder: str, language: str, thread: bool = False) -> AbstainModel | None:
         candidates = [m for m in self.models if m.embedder == embedder]
-        return next((m for m in candidates if language in m.languages),
-                    next((m for m in candidates if not m.languages), None))
+        own = next((m for m in candidates if language in m.languages), None)
+        threads = next((m for m in candidates if m.threads and not m.languages), None) if thread else None
+        return own or threads or next((m for m in candidates if not m.languages and not m.threads), None)
 
 
 def load_models(path: Path = MODEL_PATH) -> AbstainModels:

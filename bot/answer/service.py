@@ -142,7 +142,7 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
     composed = time.perf_counter()
 
     verification = verify(draft, sources)
-    features = evidence(query, query_language, scored)
+    features = evidence(query, query_language, scored, [h.chunk.text for h in hits])
     probability = None
     outcome: Outcome
     if not sources:
@@ -150,7 +150,8 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
     else:
         nearest = sources[: config.nearest]
         remote_rerank = reranker_name != deps.local_reranker.name
-        weak, probability = _evidence_is_weak(deps, composer_name, remote_rerank, query_language, top, features)
+        weak, probability = _evidence_is_weak(deps, composer_name, remote_rerank, query_language,
+                                              bool(question.history), top, features)
         if not verification.claims:
             outcome = NoSupport(NoSupportReason.NO_VERIFIED_CLAIM, nearest, verification.rejected)
         elif weak:
@@ -169,14 +170,14 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
                         tuple(scored), features, probability, route, timings)
 
 
-def _evidence_is_weak(deps: AnswerDeps, composer: str, remote_rerank: bool, language: str, top: Sequence[ScoredChunk],
-                      features: Evidence | None) -> tuple[bool, float | None]:
+def _evidence_is_weak(deps: AnswerDeps, composer: str, remote_rerank: bool, language: str, thread: bool,
+                      top: Sequence[ScoredChunk], features: Evidence | None) -> tuple[bool, float | None]:
     """(too weak to answer?, the model's probability when the local model decided)."""
     if composer != EXTRACTIVE and remote_rerank:
         # A generative composer returns no claims when unsupported; Cohere Rerank's score guards the rest.
         best = top[0].rerank_score if top else None
         return (best is not None and best < deps.config.cohere_min_relevance), None
-    model = deps.abstain_models.for_query(deps.embedder.name, language)
+    model = deps.abstain_models.for_query(deps.embedder.name, language, thread)
     if model is None or features is None:
         # Uncalibrated: the extractive composer needs evidence features; a generative one abstains itself.
         return composer == EXTRACTIVE and features is None, None
