@@ -339,6 +339,12 @@ def fit_models(fit: Sequence[Row]) -> AbstainModels:
     return AbstainModels((fit_model([r for r in rest if not r.thread]), *own, threads))
 
 
+def model_name(model: AbstainModel) -> str:
+    if model.languages:
+        return "/".join(model.languages)
+    return "thread follow-ups" if model.threads else "default"
+
+
 def model_for(models: AbstainModels, row: Row) -> AbstainModel:
     model = models.for_query(EMBEDDER, row.language, row.thread)
     assert model is not None
@@ -392,10 +398,12 @@ def report(models: AbstainModels, all_rows: Sequence[Row], follow: list[list[obj
         labels = [r.should_answer for r in items]
         shipped.append([label(group), f"{should} / {len(items) - should}",
                         auroc(probs, labels) if 0 < should < len(items) else "-",
-                        at.answered_right, at.abstained, at.precision, at.span_right, at.nearest_has_gold])
+                        *(("-" if x != x else x) for x in (at.answered_right, at.abstained, at.precision, at.span_right,
+                                                         at.nearest_has_gold))])
         for t in CURVE:
             c = point(items, probs, t)
-            curves.append([label(group), t, c.answered_right, c.abstained, c.precision])
+            curves.append([label(group), t, *(("-" if x != x else x) for x in (c.answered_right, c.abstained,
+                                                                                c.precision))])
     totals = [r.judged.result.timings_ms["total"] for r in all_rows]
     fiqa = [r for r in fit_rows([replace(r, split="fit") for r in all_rows if r.group == "mtrag-fiqa"]) if r.thread]
     govt = [r for r in all_rows if r.group == "mtrag-govt"]
@@ -486,8 +494,7 @@ async def main() -> None:
         await embedder.aclose()
         await handle.close()
     documents = {h.name: {d.document_id: d.text for d in h.load().documents} for h in HARVESTS}
-    fitted_on = "; ".join(f"{'Japanese' if m.languages else 'other languages'}: {m.trained_on}, threshold "
-                          f"{m.threshold}" for m in models.models)
+    fitted_on = "; ".join(f"{model_name(m)}: {m.trained_on}, threshold {m.threshold}" for m in models.models)
     text = report(models, all_rows, follow, fitted_on, documents)
     write_section("answers", text)
     print(text)

@@ -6,14 +6,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from bot.answer.evidence import load_models
+from bot.answer.evidence import AbstainModels, load_models
+from bot.answer.query import Turn
 from bot.answer.render import answer_text, to_json
 from bot.answer.service import AnswerConfig, AnswerDeps, Question, answer
-from bot.answer.types import Answered, NoSupport
+from bot.answer.types import Answered, NoSupport, NoSupportReason
 from retrieval.chunking import ChunkingConfig
 from retrieval.documents import Block, BlockKind, Document
 from retrieval.embedders.local import E5Embedder
@@ -59,6 +61,23 @@ async def test_a_question_with_weaker_evidence_still_shows_the_right_fragment(de
     payload = to_json(result, "00000000-0000-4000-8000-000000000000")
     shown = payload["citations"] + payload["nearest"]  # type: ignore[operator]
     assert any(c["document_id"] == "ru-first-line-guide" and "в течение 15 минут" in c["exact_quote"] for c in shown)
+
+
+async def test_a_thread_follow_up_is_decided_by_the_thread_model(demo_store: ChunkStore, embedder: E5Embedder) -> None:
+    """Follow-ups (asked with earlier turns) go to the model fitted on threads; standalone questions do not."""
+    shipped = load_models()
+    default = shipped.for_query(embedder.name, "en")
+    threads = shipped.for_query(embedder.name, "en", thread=True)
+    assert default is not None and threads is not None and threads.threads
+    # A thread model that never answers and a default one that always does: which one decided shows.
+    models = AbstainModels((replace(default, threshold=0.0), replace(threads, threshold=1.0)))
+    deps = AnswerDeps(store=demo_store, embedder=embedder, config=AnswerConfig(), abstain_models=models)
+    question = "How long do I have to request a refund for an annual plan?"
+    alone = await answer(Question(question), deps)
+    followup = await answer(Question(question, history=(Turn("user", "Hi, a billing question."),)), deps)
+    assert isinstance(alone.outcome, Answered)
+    assert isinstance(followup.outcome, NoSupport) and followup.outcome.reason is NoSupportReason.LOW_EVIDENCE
+    assert followup.outcome.withheld  # the quote was there; the thread model held it back
 
 
 @pytest.mark.parametrize(
