@@ -1,9 +1,9 @@
 """Where a quote sits in the text of its chunk, and the excerpt a reviewer reads around it.
 
 Verification keeps a quote when it occurs in its chunk after normalising only the Unicode form (NFKC),
-whitespace runs and quote-mark styles. To highlight the quote inside the chunk, this module applies the same
-normalisation while remembering which original characters each normalised one came from, so the highlight
-always covers the chunk's own characters — what the document says — not the quote's spelling of them.
+whitespace runs and quote-mark styles. To highlight the quote inside the chunk, this module asks the verifier's
+own ``locate`` (one set of rules, so the desk can never highlight differently from what was verified), which
+maps the match back to the chunk's own characters — what the document says — not the quote's spelling of them.
 
 This is display code: it never decides whether a quote is valid (`CitationRecord.kept` says that). A quote it
 cannot find (a rejected one, usually) gets no span, and the page says so. Pure: no I/O.
@@ -11,15 +11,9 @@ cannot find (a rejected one, usually) gets no span, and the page says so. Pure: 
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 
-# Quote-mark styles folded together, as verification does: curly, low-9, primes, guillemets.
-QUOTE_MARKS = str.maketrans({
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u0060": "'", "\u00b4": "'",
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
-    "\u301d": '"', "\u301e": '"',
-})
+from bot.answer.quotes import locate
 
 DEFAULT_CONTEXT_CHARS = 240
 _SNAP_CHARS = 30  # how far an excerpt edge may move to land between words
@@ -53,14 +47,8 @@ def locate_quote(text: str, quote: str) -> Span | None:
     position = text.find(quote)
     if position >= 0:
         return Span(position, position + len(quote), exact=True)
-    normal_text, starts, ends = _normalise(text)
-    normal_quote = _normalise(quote)[0].strip()
-    if not normal_quote:
-        return None
-    found = normal_text.find(normal_quote)
-    if found < 0:
-        return None
-    return Span(starts[found], ends[found + len(normal_quote) - 1], exact=False)
+    found = locate(quote, text)
+    return Span(found[0], found[1], exact=False) if found else None
 
 
 def excerpt(text: str, span: Span, context_chars: int = DEFAULT_CONTEXT_CHARS) -> Excerpt:
@@ -75,37 +63,6 @@ def excerpt(text: str, span: Span, context_chars: int = DEFAULT_CONTEXT_CHARS) -
         before=text[start : span.start], quote=text[span.start : span.end], after=text[span.end : end],
         cut_before=start > 0, cut_after=end < len(text), exact=span.exact,
     )
-
-
-def _normalise(text: str) -> tuple[str, list[int], list[int]]:
-    """Normalised text, and for each of its characters the original [start, end) it came from.
-
-    Works per cluster (a character and the combining marks after it), so NFKC can compose them; a run of
-    whitespace (also what NFKC turns into whitespace, like U+00A0) becomes one space.
-    """
-    out: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    index = 0
-    while index < len(text):
-        stop = index + 1
-        while stop < len(text) and unicodedata.combining(text[stop]):
-            stop += 1
-        piece = unicodedata.normalize("NFKC", text[index:stop]).translate(QUOTE_MARKS)
-        if piece.isspace() or not piece:
-            if piece and not (out and out[-1] == " "):
-                out.append(" ")
-                starts.append(index)
-                ends.append(stop)
-            elif piece:
-                ends[-1] = stop
-        else:
-            for char in piece:
-                out.append(char)
-                starts.append(index)
-                ends.append(stop)
-        index = stop
-    return "".join(out), starts, ends
 
 
 def _snap_forward(text: str, position: int, *, limit: int) -> int:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from bot.answer.quotes import verify
+from bot.answer.types import Draft, DraftClaim, DraftQuote
 from bot.review.quotes import Excerpt, Span, excerpt, locate_quote
+from tests.answer.quote_cases import KEPT, SOURCES
 
 CHUNK = "Annual plans can be refunded in full within 30 days of purchase.\nAfter 30 days,  a plan is pro rata."
 
@@ -25,6 +28,15 @@ CHUNK = "Annual plans can be refunded in full within 30 days of purchase.\nAfter
 )
 def test_quote_is_located_only_under_verifications_normalisation(text: str, quote: str, expected: Span | None) -> None:
     assert locate_quote(text, quote) == expected
+
+
+@pytest.mark.parametrize(("label", "quote", "shown"), KEPT)
+def test_the_desk_highlights_exactly_the_span_the_verifier_kept(label: str, quote: str, shown: str) -> None:
+    """One set of quote rules: for every quote the verifier keeps, the desk highlights those same characters."""
+    kept = verify(Draft((DraftClaim("a claim", (DraftQuote(label, quote),)),)), SOURCES).claims[0].quotes[0]
+    span = locate_quote(kept.source.chunk.text, quote)
+    assert span is not None and (span.start, span.end) == (kept.start, kept.end)
+    assert kept.source.chunk.text[span.start : span.end] == shown
 
 
 def test_highlight_covers_the_chunks_characters_not_the_quotes_spelling() -> None:
