@@ -223,7 +223,7 @@ async def _answer_and_log(question: Question, r: Retrieval, db: Storage, deps, s
         result = await answer(question, deps)
     except _ANSWER_ERRORS as error:
         language = detect_language(question.text)
-        record = failed_record(question.text, error, exchange_id=exchange_id, created_at=created, source=source,
+        record = failed_record(question, error, exchange_id=exchange_id, created_at=created, source=source,
                                language=language)
         await write_or_journal(db.sessions, db.journal, record)
         payload = error_json(exchange_id, language) | {"error": str(error)}

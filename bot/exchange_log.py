@@ -11,7 +11,7 @@ from datetime import datetime
 
 from bot.answer.evidence import FEATURES
 from bot.answer.render import answer_text, citations
-from bot.answer.service import AnswerResult, Route
+from bot.answer.service import AnswerResult, Question, Route
 from bot.answer.types import Answered, NoSupport
 from storage.records import CitationRecord, ExchangeRecord, RetrievedRecord, Source
 
@@ -57,18 +57,19 @@ def answered_record(result: AnswerResult, *, exchange_id: str, created_at: datet
         outcome="answered" if isinstance(outcome, Answered) else "no_support",
         query=result.query, answer_text=answer_text(result), timings_ms=dict(result.timings_ms),
         route=_route_json(result.route, result), prompt_version=result.route.prompt_version,
-        language=result.language, retrieved=retrieved, citations=tuple(records), **_slack_fields(slack),
+        language=result.language, retrieved=retrieved, citations=tuple(records),
+        **_slack_fields(slack, result.question.channel),
     )
 
 
-def failed_record(question: str, error: BaseException, *, exchange_id: str, created_at: datetime, source: Source,
-                  language: str | None, timings_ms: dict[str, float] | None = None,
+def failed_record(question: Question, error: BaseException, *, exchange_id: str, created_at: datetime,
+                  source: Source, language: str | None, timings_ms: dict[str, float] | None = None,
                   slack: SlackContext = SlackContext()) -> ExchangeRecord:
     """The exchange record of a question that ended in an error (the asker got an error reply)."""
     return ExchangeRecord(
-        id=exchange_id, created_at=created_at, source=source, question=question, outcome="error",
+        id=exchange_id, created_at=created_at, source=source, question=question.text, outcome="error",
         error_class=type(error).__name__, error_message=str(error)[:1000], language=language,
-        timings_ms=dict(timings_ms or {}), **_slack_fields(slack),
+        timings_ms=dict(timings_ms or {}), **_slack_fields(slack, question.channel),
     )
 
 
@@ -83,7 +84,9 @@ def _route_json(route: Route, result: AnswerResult) -> dict[str, object]:
     return data
 
 
-def _slack_fields(slack: SlackContext) -> dict[str, str | None]:
-    return {"team_id": slack.team_id, "channel_id": slack.channel_id, "user_id": slack.user_id,
+def _slack_fields(slack: SlackContext, channel: str | None) -> dict[str, str | None]:
+    """Slack's ids; the channel is the one whose visibility the answer was computed for, whatever the front end
+    (an ``/api/ask`` or ``verbatim ask --channel`` question too), so an auditor can tell why it saw what it saw."""
+    return {"team_id": slack.team_id, "channel_id": slack.channel_id or channel, "user_id": slack.user_id,
             "thread_ts": slack.thread_ts, "question_ts": slack.question_ts, "reply_ts": slack.reply_ts,
             "event_id": slack.event_id}

@@ -158,7 +158,8 @@ async def log_exchange(question: Mention, deps: SlackDeps, attempt: Attempt, *, 
                          event_id=question.event_id or None)
     record: ExchangeRecord
     if error is not None:
-        record = failed_record(question.text, error, exchange_id=attempt.exchange_id, created_at=attempt.created_at,
+        record = failed_record(Question(question.text, channel=question.channel), error,
+                               exchange_id=attempt.exchange_id, created_at=attempt.created_at,
                                source="slack", language=_language(question, result),
                                timings_ms=result.timings_ms if result is not None else None, slack=slack)
     elif result is not None:

@@ -130,7 +130,7 @@ async def answer_for_api(question: Question, deps: SlackDeps) -> tuple[int, dict
     except ANSWER_ERRORS as error:
         language = detect_language(question.text)
         log.error("api question %s failed: %s: %s", exchange_id, type(error).__name__, error)
-        await _log(failed_record(question.text, error, exchange_id=exchange_id, created_at=created, source="api",
+        await _log(failed_record(question, error, exchange_id=exchange_id, created_at=created, source="api",
                                  language=language), deps)
         return 503, error_json(exchange_id, language)
     await _log(answered_record(result, exchange_id=exchange_id, created_at=created, source="api"), deps)

@@ -40,6 +40,16 @@ async def test_api_ask_answers_with_the_ask_json_object_and_logs_the_exchange(bo
     assert [(e.id, e.source, e.outcome) for e in logged] == [(payload["exchange_id"], "api", "answered")]
 
 
+async def test_api_ask_logs_the_channel_whose_visibility_it_answered_for(bot: Bot) -> None:
+    """An auditor must see why channel-restricted text was shown: the exchange carries the channel asked from."""
+    status, payload = await post_ask(bot.running.url, {"question": "Up to how much can a team lead approve a goodwill "
+                                                                    "credit?", "channel": "C0LEADS"})
+    async with bot.db.sessions() as session:
+        logged = await list_exchanges(session)
+    assert status == 200 and payload["citations"][0]["document_id"] == "leads-escalation-matrix"
+    assert [(e.id, e.channel_id) for e in logged] == [(payload["exchange_id"], "C0LEADS")]
+
+
 @pytest.mark.parametrize(("token", "scheme"), [(None, "Bearer"), ("wrong-token", "Bearer"), (API_TOKEN, "Basic"),
                                                (API_TOKEN + "x", "Bearer"), ("", "Bearer")])
 async def test_api_ask_without_the_right_bearer_token_is_refused_with_401(bot: Bot, token: str | None,
