@@ -26,9 +26,9 @@ from rich.progress import (
 
 from bot.answer.query import Turn
 from bot.answer.render import citations, error_json, to_json
-from bot.answer.service import AnswerResult, Question, answer
+from bot.answer.service import ANSWER_ERRORS, AnswerResult, Question, answer
 from bot.cli_support import async_command, fail, load_settings, read_jsonl
-from bot.exchange_log import answered_record, failed_record
+from bot.answer.exchange import answered_record, failed_record
 from bot.review.cli import review
 from bot.runtime import (
     Retrieval,
@@ -38,7 +38,6 @@ from bot.runtime import (
     open_storage,
 )
 from bot.serve import serve_command
-from retrieval.embedders import EmbeddingError
 from retrieval.ingest import (
     IngestLimits,
     IngestReport,
@@ -47,21 +46,14 @@ from retrieval.ingest import (
     ingest,
     load_paths,
 )
-from retrieval.language import detect_language
 from retrieval.search import SearchResult, search
-from retrieval.store import StoreError
-from retrieval.weaviate_server import (
-    ServerInstallError,
-    StoreUnavailable,
-    install_server,
-)
+from retrieval.errors import RetrievalError
+from retrieval.weaviate_server import ServerInstallError, install_server
 from storage.errors import StorageError
 from storage.journal import write_or_journal
 from storage.records import Source
 
-_EXPECTED_ERRORS = (StoreUnavailable, StoreError, ServerInstallError, EmbeddingError, StorageError)
-# Errors while answering one question: that question gets an error status; a batch goes on.
-_ANSWER_ERRORS = (StoreError, EmbeddingError)
+_EXPECTED_ERRORS = (RetrievalError, StorageError)
 
 
 _run = async_command({error: 1 for error in _EXPECTED_ERRORS})
@@ -221,8 +213,8 @@ async def _answer_and_log(question: Question, r: Retrieval, db: Storage, deps, s
     created = datetime.now(UTC)
     try:
         result = await answer(question, deps)
-    except _ANSWER_ERRORS as error:
-        language = detect_language(question.text)
+    except ANSWER_ERRORS as error:
+        language = question.language
         record = failed_record(question, error, exchange_id=exchange_id, created_at=created, source=source,
                                language=language)
         await write_or_journal(db.sessions, db.journal, record)

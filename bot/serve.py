@@ -41,9 +41,7 @@ from bot.slack.deps import (
     slack_error,
 )
 from bot.slack.http import ServerState, web_application
-from retrieval.embedders import EmbeddingError
-from retrieval.store import StoreError
-from retrieval.weaviate_server import StoreUnavailable
+from retrieval.errors import RetrievalError
 from storage.errors import StorageError
 
 log = logging.getLogger(__name__)
@@ -61,7 +59,7 @@ class StartError(Exception):
     """The server could not start (the port is taken, …); the message says why."""
 
 
-_START_ERRORS = (StoreUnavailable, StoreError, EmbeddingError, StorageError, StartError)
+_START_ERRORS = (RetrievalError, StorageError, StartError)
 
 
 def slack_mode(settings: Settings) -> Mode:

@@ -20,11 +20,12 @@ import httpx
 from cohere.core.api_error import ApiError
 
 from retrieval.chunks import ScoredChunk, SentenceHit
+from retrieval.errors import RetrievalError
 from retrieval.search_config import TUNING
 from retrieval.store import body_text
 
 
-class RerankError(Exception):
+class RerankError(RetrievalError):
     """A remote reranker failed; one line, no secret."""
 
 

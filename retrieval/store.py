@@ -46,7 +46,7 @@ from weaviate.collections import CollectionAsync
 from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateBaseError
 
 from retrieval.chunks import Chunk, ScoredChunk, SentenceHit, SentenceSpan
-from retrieval.errors import first_line
+from retrieval.errors import RetrievalError, first_line
 from retrieval.stemming import stem_text
 
 SCHEMA_VERSION = 3  # 2: sentence vectors; 3: stemmed BM25 field
@@ -62,7 +62,7 @@ _REGISTRY_NAMESPACE = uuid.UUID("0b5e3c2a-63a4-4f0e-9a57-2d0e6f1c8b44")
 _SENTENCE_NAMESPACE = uuid.UUID("9f1d2c7e-0a4b-4c3d-8e5f-6a7b8c9d0e1f")
 
 
-class StoreError(Exception):
+class StoreError(RetrievalError):
     """Weaviate refused an operation. One line: what failed and what to do."""
 
 

@@ -35,7 +35,7 @@ from weaviate.client import WeaviateAsyncClient
 from weaviate.embedded import EmbeddedOptions, EmbeddedV4
 from weaviate.exceptions import WeaviateBaseError
 
-from retrieval.errors import first_line
+from retrieval.errors import RetrievalError, first_line
 
 WEAVIATE_VERSION = "1.39.3"
 WEAVIATE_GO_PACKAGE = "github.com/weaviate/weaviate/cmd/weaviate-server"
@@ -54,11 +54,11 @@ _EMBEDDED_ENV = {
 }
 
 
-class StoreUnavailable(Exception):
+class StoreUnavailable(RetrievalError):
     """Weaviate cannot be started or reached. The message is one line: the cause and what to do."""
 
 
-class ServerInstallError(Exception):
+class ServerInstallError(RetrievalError):
     """The Weaviate server binary cannot be built. The message is one line: the cause and what to do."""
 
 

@@ -27,12 +27,16 @@ from bot.answer.quotes import verify
 from bot.answer.types import Answered, NoSupport, NoSupportReason, Outcome, Source
 from retrieval.chunks import ScoredChunk, SentenceHit
 from retrieval.embedders import Embedder
+from retrieval.errors import RetrievalError
 from retrieval.language import detect_language
 from retrieval.rerank import LocalReranker, Reranker, RerankError
 from retrieval.search_config import SearchConfig
 from retrieval.store import ChunkStore
 
 EXTRACTIVE = "extractive"
+# What answering one question may fail with, for every front end: the asker gets an error reply, the exchange
+# is logged as an error, a batch goes on. Anything else is a bug.
+ANSWER_ERRORS = (RetrievalError, TimeoutError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,11 @@ class Question:
     text: str
     channel: str | None = None  # visibility: only documents visible here (None: public documents only)
     history: tuple[Turn, ...] = ()
+    language: str = ""  # the asker's language; detected from the text once, here, when not given
+
+    def __post_init__(self) -> None:
+        if not self.language:
+            object.__setattr__(self, "language", detect_language(self.text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,8 +113,8 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
             fallbacks.append(f"query: {why}")
     else:
         query = standalone_query(question.text, question.history)
-    language = detect_language(question.text)
-    query_language = detect_language(query)
+    language = question.language
+    query_language = language if query == question.text else detect_language(query)
 
     vector = await deps.embedder.embed_query(query)
     hits = await deps.store.search(query, vector, language=query_language, channel=question.channel,

@@ -19,10 +19,7 @@ from bot.review.desk import Sessions
 from bot.review.lookup import ChunkLookup, IndexUnavailable
 from bot.runtime import open_retrieval
 from bot.settings import Settings
-from retrieval.embedders import EmbeddingError
-from retrieval.errors import first_line
-from retrieval.store import StoreError
-from retrieval.weaviate_server import ServerInstallError, StoreUnavailable
+from retrieval.errors import RetrievalError, first_line
 from storage.db import (
     UPGRADE_HINT,
     check_schema,
@@ -33,7 +30,7 @@ from storage.db import (
 )
 from storage.errors import SchemaMissing
 
-INDEX_OPEN_ERRORS = (StoreUnavailable, StoreError, ServerInstallError, EmbeddingError, ValueError, OSError)
+INDEX_OPEN_ERRORS = (RetrievalError, ValueError, OSError)
 
 
 @asynccontextmanager

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from bot.answer.query import Turn
-from bot.answer.service import AnswerResult, Question, answer
-from bot.exchange_log import SlackContext, answered_record, failed_record
+from bot.answer.service import ANSWER_ERRORS, AnswerResult, Question, answer
+from bot.answer.exchange import SlackContext, answered_record, failed_record
 from bot.slack.blocks import (
     RenderOptions,
     SlackMessage,
@@ -33,18 +33,12 @@ from bot.slack.blocks import (
 from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
 from bot.slack.events import Mention
 from bot.slack.threads import BotUser, thread_of
-from retrieval.embedders import EmbeddingError
-from retrieval.language import detect_language
-from retrieval.store import StoreError
 from storage.errors import JournalError
 from storage.exchanges import claim_event
 from storage.journal import DATABASE_DOWN, write_or_journal
 from storage.records import ExchangeRecord
 
 log = logging.getLogger(__name__)
-
-# What answering one question may fail with: the asker gets the error reply, the exchange is logged.
-ANSWER_ERRORS = (StoreError, EmbeddingError, TimeoutError)
 
 
 @dataclass
@@ -83,7 +77,7 @@ async def take_question(question: Mention, deps: SlackDeps, bot: BotUser, attemp
 
 async def _answer_and_reply(question: Mention, history: tuple[Turn, ...], deps: SlackDeps, attempt: Attempt) -> None:
     if not question.text:  # "@verbatim" and nothing else
-        await post_reply(question, help_message(detect_language(question.text)), deps, attempt)
+        await post_reply(question, help_message(question.language), deps, attempt)
         return
     result: AnswerResult | None = None
     error: BaseException | None = None
@@ -104,7 +98,8 @@ async def _answer_and_reply(question: Mention, history: tuple[Turn, ...], deps: 
 
 
 def _service_question(question: Mention, history: tuple[Turn, ...], deps: SlackDeps) -> Question:
-    return Question(question.text[: deps.options.max_question_chars], channel=question.channel, history=history)
+    return Question(question.text[: deps.options.max_question_chars], channel=question.channel, history=history,
+                    language=question.language)
 
 
 def _render_options(deps: SlackDeps) -> RenderOptions:
@@ -112,7 +107,7 @@ def _render_options(deps: SlackDeps) -> RenderOptions:
 
 
 def _language(question: Mention, result: AnswerResult | None) -> str:
-    return result.language if result is not None else detect_language(question.text)
+    return result.language if result is not None else question.language
 
 
 async def _claim(question: Mention, deps: SlackDeps, attempt: Attempt) -> bool:
@@ -158,7 +153,7 @@ async def log_exchange(question: Mention, deps: SlackDeps, attempt: Attempt, *, 
                          event_id=question.event_id or None)
     record: ExchangeRecord
     if error is not None:
-        record = failed_record(Question(question.text, channel=question.channel), error,
+        record = failed_record(Question(question.text, channel=question.channel, language=question.language), error,
                                exchange_id=attempt.exchange_id, created_at=attempt.created_at,
                                source="slack", language=_language(question, result),
                                timings_ms=result.timings_ms if result is not None else None, slack=slack)

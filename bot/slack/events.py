@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.slack.text import clean_question
+from retrieval.language import detect_language
 
 # Message subtypes that are still a person saying something new in the conversation.
 _SPOKEN_SUBTYPES = frozenset({None, "thread_broadcast", "file_share"})
@@ -40,6 +41,7 @@ class Mention:
     text: str  # cleaned: what the person asked, as they read it
     mentioned: bool
     retry: int = 0  # 0: Slack's first delivery
+    language: str = "en"  # of the text, detected once when the payload is parsed
 
     @property
     def reply_thread(self) -> str:
@@ -130,10 +132,11 @@ def _said_by_a_person(event: Mapping[str, Any], bot_user_id: str | None) -> bool
 
 def _mention(body: Mapping[str, Any], event: Mapping[str, Any], bot_user_id: str | None, retry: int,
              *, mentioned: bool) -> Mention:
+    text = clean_question(str(event.get("text") or ""), bot_user_id)
     return Mention(
         event_id=str(body.get("event_id") or ""), team_id=body.get("team_id") or event.get("team"),
         channel=event["channel"], user=event["user"], ts=event["ts"], thread_ts=event.get("thread_ts"),
-        text=clean_question(str(event.get("text") or ""), bot_user_id), mentioned=mentioned, retry=retry,
+        text=text, mentioned=mentioned, retry=retry, language=detect_language(text),
     )
 
 

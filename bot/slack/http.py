@@ -25,11 +25,9 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.app.async_app import AsyncApp
 
 from bot.answer.render import error_json, to_json
-from bot.answer.service import Question, answer
-from bot.exchange_log import answered_record, failed_record
-from bot.slack.answering import ANSWER_ERRORS
+from bot.answer.service import ANSWER_ERRORS, Question, answer
+from bot.answer.exchange import answered_record, failed_record
 from bot.slack.deps import SlackDeps
-from retrieval.language import detect_language
 from storage.errors import JournalError
 from storage.journal import write_or_journal
 from storage.records import ExchangeRecord
@@ -128,7 +126,7 @@ async def answer_for_api(question: Question, deps: SlackDeps) -> tuple[int, dict
         async with deps.answer_slots:
             result = await asyncio.wait_for(answer(question, deps.answer), deps.options.answer_timeout_s)
     except ANSWER_ERRORS as error:
-        language = detect_language(question.text)
+        language = question.language
         log.error("api question %s failed: %s: %s", exchange_id, type(error).__name__, error)
         await _log(failed_record(question, error, exchange_id=exchange_id, created_at=created, source="api",
                                  language=language), deps)

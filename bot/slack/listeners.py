@@ -27,7 +27,6 @@ from bot.slack.events import (
 )
 from bot.slack.reactions import take_reaction
 from bot.slack.threads import BotUser
-from retrieval.language import detect_language
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +78,7 @@ async def on_error(error: Exception, body: Body, context: AsyncBoltContext, deps
         return
     with deps.in_flight.track():  # a shutdown waits for this reply too
         if attempt.reply_ts is None:
-            await post_reply(question, error_message(detect_language(question.text), attempt.exchange_id), deps,
+            await post_reply(question, error_message(question.language, attempt.exchange_id), deps,
                              attempt)
         if not attempt.logged:
             await log_exchange(question, deps, attempt, result=None, error=error)

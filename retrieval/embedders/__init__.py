@@ -15,6 +15,8 @@ from typing import Protocol
 
 import numpy as np
 
+from retrieval.errors import RetrievalError
+
 
 class Embedder(Protocol):
     name: str  # recorded with the index, e.g. "e5-small-q4"
@@ -27,5 +29,5 @@ class Embedder(Protocol):
     async def aclose(self) -> None: ...
 
 
-class EmbeddingError(Exception):
+class EmbeddingError(RetrievalError):
     """An embedder failed (remote API error, bad response). One line; never contains a secret."""
