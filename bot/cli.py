@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import logging
 import sys
-import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -24,20 +22,15 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from bot.answer.ask import Asked, Origin, Recorder, ask
 from bot.answer.query import Turn
 from bot.answer.render import citations, error_json, to_json
-from bot.answer.service import ANSWER_ERRORS, AnswerResult, Question, answer
+from bot.answer.service import AnswerDeps, AnswerResult, Question
 from bot.cli_support import async_command, fail, load_settings, read_jsonl
-from bot.answer.exchange import answered_record, failed_record
 from bot.review.cli import review
-from bot.runtime import (
-    Retrieval,
-    Storage,
-    build_answer_deps,
-    open_retrieval,
-    open_storage,
-)
+from bot.runtime import Storage, build_answer_deps, open_retrieval, open_storage
 from bot.serve import serve_command
+from retrieval.errors import RetrievalError
 from retrieval.ingest import (
     IngestLimits,
     IngestReport,
@@ -47,10 +40,8 @@ from retrieval.ingest import (
     load_paths,
 )
 from retrieval.search import SearchResult, search
-from retrieval.errors import RetrievalError
 from retrieval.weaviate_server import ServerInstallError, install_server
 from storage.errors import StorageError
-from storage.journal import write_or_journal
 from storage.records import Source
 
 _EXPECTED_ERRORS = (RetrievalError, StorageError)
@@ -207,22 +198,12 @@ def _print_search(query_id: str, result: SearchResult, as_json: bool) -> None:
 # -- ask / eval ----------------------------------------------------------------------------------
 
 
-async def _answer_and_log(question: Question, r: Retrieval, db: Storage, deps, source: Source) -> tuple[dict, AnswerResult | None]:
-    """Answer one question, log the exchange (or journal it), and return the ``ask --json`` object."""
-    exchange_id = str(uuid.uuid4())
-    created = datetime.now(UTC)
-    try:
-        result = await answer(question, deps)
-    except ANSWER_ERRORS as error:
-        language = question.language
-        record = failed_record(question, error, exchange_id=exchange_id, created_at=created, source=source,
-                               language=language)
-        await write_or_journal(db.sessions, db.journal, record)
-        payload = error_json(exchange_id, language) | {"error": str(error)}
-        return payload, None
-    record = answered_record(result, exchange_id=exchange_id, created_at=created, source=source)
-    await write_or_journal(db.sessions, db.journal, record)
-    return to_json(result, exchange_id), result
+async def _ask(question: Question, deps: AnswerDeps, db: Storage, source: Source) -> tuple[dict, Asked]:
+    """Answer and record one question through the one entry point; the ``ask --json`` object and the outcome."""
+    asked = await ask(question, deps, Recorder(db.sessions, db.journal), Origin(source))
+    if asked.result is None:
+        return error_json(asked.exchange_id, question.language) | {"error": str(asked.error)}, asked
+    return to_json(asked.result, asked.exchange_id), asked
 
 
 @main.command("ask")
@@ -236,14 +217,16 @@ async def ask_command(question: str, as_json: bool, channel: str | None) -> None
         fail("the question is empty", code=2)
     settings = load_settings()
     async with open_retrieval(settings) as r, open_storage(settings) as db:
-        payload, result = await _answer_and_log(Question(question, channel), r, db, build_answer_deps(settings, r), "cli")
+        payload, asked = await _ask(Question(question, channel), build_answer_deps(settings, r), db, "cli")
     if as_json:
         click.echo(json.dumps(payload, ensure_ascii=False))
     else:
-        _print_answer(payload, result)
+        _print_answer(payload, asked.result)
     if payload["status"] == "error":
         click.echo(f"error: {payload.get('error')}", err=True)
         sys.exit(1)
+    if not asked.recorded:
+        fail("the exchange could not be written to the database nor to the journal (see the log above)")
 
 
 def _print_answer(payload: dict, result: AnswerResult | None) -> None:
@@ -271,8 +254,8 @@ async def eval_command(questions_file: Path, out_file: Path) -> None:
         deps = build_answer_deps(settings, r)
         with out_file.open("w", encoding="utf-8") as out:
             for question_id, question in questions:
-                payload, result = await _answer_and_log(question, r, db, deps, "eval")
-                rejected += len(result.outcome.rejected) if result is not None else 0
+                payload, asked = await _ask(question, deps, db, "eval")
+                rejected += len(asked.result.outcome.rejected) if asked.result is not None else 0
                 payload = {"id": question_id} | payload
                 out.write(json.dumps(payload, ensure_ascii=False) + "\n")
                 results.append(payload)

@@ -3,26 +3,26 @@
     take      in-process guard (event id and message) -> the channel's line -> (follow-up: is it our thread?)
               -> claim the event id in the exchange log (at most once across restarts and replicas)
     working   :eyes: on the question while it waits and is answered
-    answer    the answer service, on its turn in the channel, with the thread's earlier turns as history
-    reply     Block Kit in the question's thread; an error reply if answering or posting failed
-    log       the exchange (answered, no support, or error) through the journal if the database is down
+    ask       bot.answer.ask, on its turn in the channel, with the thread's earlier turns as history: it answers,
+              calls back here to reply (Block Kit in the question's thread; an error reply if answering or
+              posting failed), and records the exchange (through the journal if the database is down)
 
-Errors the answer path expects (the store or the embedder failing, a timeout) become an error reply and an
-error exchange here. Anything else is a bug: it propagates to Bolt's error handler (``listeners.on_error``),
+Errors the answer path expects (``ANSWER_ERRORS``: retrieval's root, a timeout) become an error reply and an
+error exchange there. Anything else is a bug: it propagates to Bolt's error handler (``listeners.on_error``),
 which still replies in the thread and logs the exchange, using the ``Attempt`` this module keeps up to date.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from bot.answer.ask import Asked, Delivery, Origin, ask, record_failure
+from bot.answer.exchange import SlackContext
 from bot.answer.query import Turn
-from bot.answer.service import ANSWER_ERRORS, AnswerResult, Question, answer
-from bot.answer.exchange import SlackContext, answered_record, failed_record
+from bot.answer.service import AnswerResult, Question
 from bot.slack.blocks import (
     RenderOptions,
     SlackMessage,
@@ -33,10 +33,8 @@ from bot.slack.blocks import (
 from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
 from bot.slack.events import Mention
 from bot.slack.threads import BotUser, thread_of
-from storage.errors import JournalError
 from storage.exchanges import claim_event
-from storage.journal import DATABASE_DOWN, write_or_journal
-from storage.records import ExchangeRecord
+from storage.journal import DATABASE_DOWN
 
 log = logging.getLogger(__name__)
 
@@ -79,22 +77,18 @@ async def _answer_and_reply(question: Mention, history: tuple[Turn, ...], deps: 
     if not question.text:  # "@verbatim" and nothing else
         await post_reply(question, help_message(question.language), deps, attempt)
         return
-    result: AnswerResult | None = None
-    error: BaseException | None = None
-    try:
-        async with deps.answer_slots:
-            result = await asyncio.wait_for(answer(_service_question(question, history, deps), deps.answer),
-                                            deps.options.answer_timeout_s)
-    except ANSWER_ERRORS as failure:
-        log.error("answering event %s failed: %s: %s", question.event_id, type(failure).__name__, failure)
-        error = failure
-    if result is not None:
-        posted = await post_reply(question, answer_message(result, _render_options(deps)), deps, attempt)
-        if posted is not None:  # Slack refused the answer: tell the asker plainly
-            error = posted
-    if error is not None and attempt.reply_ts is None:
-        await post_reply(question, error_message(_language(question, result), attempt.exchange_id), deps, attempt)
-    await log_exchange(question, deps, attempt, result=result, error=error)
+
+    async def deliver(result: AnswerResult | None, error: BaseException | None) -> Delivery:
+        refused = None
+        if result is not None:  # Slack may refuse the answer: then the asker is told plainly
+            refused = await post_reply(question, answer_message(result, _render_options(deps)), deps, attempt)
+        if (error or refused) is not None and attempt.reply_ts is None:
+            await post_reply(question, error_message(question.language, attempt.exchange_id), deps, attempt)
+        return Delivery(attempt.reply_ts, refused)
+
+    asked = await ask(_service_question(question, history, deps), deps.answer, deps.recorder,
+                      _origin(question, attempt), limits=deps.limits, deliver=deliver)
+    _logged(question, attempt, asked)
 
 
 def _service_question(question: Mention, history: tuple[Turn, ...], deps: SlackDeps) -> Question:
@@ -106,8 +100,11 @@ def _render_options(deps: SlackDeps) -> RenderOptions:
     return RenderOptions(flag_reaction=deps.options.first_flag_reaction)
 
 
-def _language(question: Mention, result: AnswerResult | None) -> str:
-    return result.language if result is not None else question.language
+def _origin(question: Mention, attempt: Attempt) -> Origin:
+    slack = SlackContext(team_id=question.team_id, channel_id=question.channel, user_id=question.user,
+                         thread_ts=question.reply_thread, question_ts=question.ts, reply_ts=attempt.reply_ts,
+                         event_id=question.event_id or None)
+    return Origin("slack", attempt.exchange_id, attempt.created_at, slack)
 
 
 async def _claim(question: Mention, deps: SlackDeps, attempt: Attempt) -> bool:
@@ -145,31 +142,18 @@ async def post_reply(question: Mention, message: SlackMessage, deps: SlackDeps, 
     return None
 
 
-async def log_exchange(question: Mention, deps: SlackDeps, attempt: Attempt, *, result: AnswerResult | None,
-                       error: BaseException | None) -> None:
-    """Write the exchange (or journal it); one log line per question."""
-    slack = SlackContext(team_id=question.team_id, channel_id=question.channel, user_id=question.user,
-                         thread_ts=question.reply_thread, question_ts=question.ts, reply_ts=attempt.reply_ts,
-                         event_id=question.event_id or None)
-    record: ExchangeRecord
-    if error is not None:
-        record = failed_record(Question(question.text, channel=question.channel, language=question.language), error,
-                               exchange_id=attempt.exchange_id, created_at=attempt.created_at,
-                               source="slack", language=_language(question, result),
-                               timings_ms=result.timings_ms if result is not None else None, slack=slack)
-    elif result is not None:
-        record = answered_record(result, exchange_id=attempt.exchange_id, created_at=attempt.created_at,
-                                 source="slack", slack=slack)
-    else:
-        return
-    try:
-        await write_or_journal(deps.sessions, deps.journal, record)
-    except JournalError as failure:
-        log.error("exchange %s could not be logged anywhere (%s): outcome %s, event %s, channel %s, reply %s",
-                  record.id, failure, record.outcome, question.event_id, question.channel, attempt.reply_ts)
+async def log_failure(question: Mention, deps: SlackDeps, attempt: Attempt, error: BaseException) -> None:
+    """Record a question a bug interrupted (Bolt's error handler has told the asker)."""
+    service_question = Question(question.text, channel=question.channel, language=question.language)
+    _logged(question, attempt, await record_failure(service_question, error, deps.recorder, _origin(question, attempt)))
+
+
+def _logged(question: Mention, attempt: Attempt, asked: Asked) -> None:
+    """One log line per question, once its exchange is recorded."""
     attempt.logged = True
     log.info("question event=%s channel=%s exchange=%s outcome=%s total_ms=%.0f reply=%s", question.event_id,
-             question.channel, record.id, record.outcome, record.timings_ms.get("total", 0.0), attempt.reply_ts)
+             question.channel, asked.exchange_id, asked.record.outcome, asked.record.timings_ms.get("total", 0.0),
+             attempt.reply_ts)
 
 
 async def _react(deps: SlackDeps, action: str, question: Mention) -> None:

@@ -21,6 +21,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.answer.ask import Limits, Recorder
 from bot.answer.service import AnswerDeps
 from bot.settings import Settings
 from bot.slack.concurrency import ChannelOrder, InFlight
@@ -107,10 +108,17 @@ class SlackDeps:
     in_flight: InFlight = field(default_factory=InFlight)
     leads: Leads = field(init=False)
     answer_slots: asyncio.Semaphore = field(init=False)
+    recorder: Recorder = field(init=False)
 
     def __post_init__(self) -> None:
         self.leads = Leads(self.options, self.client)
         self.answer_slots = asyncio.Semaphore(self.options.max_concurrent_answers)
+        self.recorder = Recorder(self.sessions, self.journal)
+
+    @property
+    def limits(self) -> Limits:
+        """How long an answer may take and the slots answers share, for ``bot.answer.ask``."""
+        return Limits(self.options.answer_timeout_s, self.answer_slots)
 
 
 def build_web_client(settings: Settings, session: aiohttp.ClientSession | None = None) -> AsyncWebClient:

@@ -14,25 +14,17 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
-import logging
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.app.async_app import AsyncApp
 
+from bot.answer.ask import Origin, ask
 from bot.answer.render import error_json, to_json
-from bot.answer.service import ANSWER_ERRORS, Question, answer
-from bot.answer.exchange import answered_record, failed_record
+from bot.answer.service import Question
 from bot.slack.deps import SlackDeps
-from storage.errors import JournalError
-from storage.journal import write_or_journal
-from storage.records import ExchangeRecord
-
-log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
 ASK_PATH = "/api/ask"
@@ -120,23 +112,8 @@ async def _ask_body(request: web.Request) -> Question | str:
 
 
 async def answer_for_api(question: Question, deps: SlackDeps) -> tuple[int, dict[str, object]]:
-    """(HTTP status, the ``ask --json`` object), the exchange logged with source "api"."""
-    exchange_id, created = str(uuid.uuid4()), datetime.now(UTC)
-    try:
-        async with deps.answer_slots:
-            result = await asyncio.wait_for(answer(question, deps.answer), deps.options.answer_timeout_s)
-    except ANSWER_ERRORS as error:
-        language = question.language
-        log.error("api question %s failed: %s: %s", exchange_id, type(error).__name__, error)
-        await _log(failed_record(question, error, exchange_id=exchange_id, created_at=created, source="api",
-                                 language=language), deps)
-        return 503, error_json(exchange_id, language)
-    await _log(answered_record(result, exchange_id=exchange_id, created_at=created, source="api"), deps)
-    return 200, to_json(result, exchange_id)
-
-
-async def _log(record: ExchangeRecord, deps: SlackDeps) -> None:
-    try:
-        await write_or_journal(deps.sessions, deps.journal, record)
-    except JournalError as error:
-        log.error("exchange %s (api, %s) could not be logged anywhere: %s", record.id, record.outcome, error)
+    """(HTTP status, the ``ask --json`` object); the exchange is recorded by the entry point, source "api"."""
+    asked = await ask(question, deps.answer, deps.recorder, Origin("api"), limits=deps.limits)
+    if asked.result is None:
+        return 503, error_json(asked.exchange_id, question.language)
+    return 200, to_json(asked.result, asked.exchange_id)

@@ -15,7 +15,7 @@ from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.request.async_request import AsyncBoltRequest
 
-from bot.slack.answering import Attempt, log_exchange, post_reply, take_question
+from bot.slack.answering import Attempt, log_failure, post_reply, take_question
 from bot.slack.blocks import error_message
 from bot.slack.deps import SlackDeps
 from bot.slack.events import (
@@ -81,7 +81,7 @@ async def on_error(error: Exception, body: Body, context: AsyncBoltContext, deps
             await post_reply(question, error_message(question.language, attempt.exchange_id), deps,
                              attempt)
         if not attempt.logged:
-            await log_exchange(question, deps, attempt, result=None, error=error)
+            await log_failure(question, deps, attempt, error)
 
 
 def _question_of(body: Body, context: AsyncBoltContext) -> Mention | None:

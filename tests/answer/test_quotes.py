@@ -12,6 +12,7 @@ from bot.answer.types import Draft, DraftClaim, DraftQuote, Rejection
 from tests.answer.builders import source
 from tests.answer.quote_cases import KEPT, REFUNDS, SOURCES
 
+
 def one(source_label: str, quote: str, claim: str = "a claim") -> Draft:
     return Draft((DraftClaim(claim, (DraftQuote(source_label, quote),)),))
 

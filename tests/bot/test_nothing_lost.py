@@ -17,8 +17,8 @@ from pydantic import SecretStr
 from sqlalchemy import func, select
 
 from bot.answer.evidence import load_models
-from bot.answer.service import AnswerConfig, AnswerDeps, Question, answer
 from bot.answer.exchange import answered_record
+from bot.answer.service import AnswerConfig, AnswerDeps, Question, answer
 from bot.runtime import open_storage, replay_journal
 from bot.settings import Settings
 from retrieval.embedders.local import E5Embedder
