@@ -6,33 +6,16 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from bench import data
 from bench.common import CachedEmbedder
 from bot.answer.query import Turn
 from bot.answer.service import AnswerDeps, AnswerResult, Question, answer
 from bot.answer.types import Answered
 from retrieval.chunking import ChunkingConfig
-from retrieval.chunks import ScoredChunk
 from retrieval.embedders import Embedder
 from retrieval.ingest import ingest
 from retrieval.store import SCHEMA_VERSION, ChunkStore
 from retrieval.weaviate_server import WeaviateHandle
-
-
-class ExcludingStore:
-    """A store that leaves some documents out of every search, as if they had been removed (evaluation only)."""
-
-    def __init__(self, store: ChunkStore, exclude: Sequence[str]) -> None:
-        self._store = store
-        self._exclude = tuple(exclude)
-
-    async def search(self, query: str, vector: np.ndarray | None, **kwargs: object) -> list[ScoredChunk]:
-        return await self._store.search(query, vector, exclude_documents=self._exclude, **kwargs)  # type: ignore[arg-type]
-
-    async def sentence_hits(self, vector: np.ndarray, chunk_ids: Sequence[str], *, limit: int = 400):
-        return await self._store.sentence_hits(vector, chunk_ids, limit=limit)
 
 
 async def dataset_store(handle: WeaviateHandle, dataset: data.Dataset, embedder: Embedder | CachedEmbedder) -> ChunkStore:
@@ -101,10 +84,8 @@ async def run_questions(deps: AnswerDeps, store: ChunkStore, queries: Sequence[d
                         remove_gold: bool = False) -> list[Judged]:
     judged = []
     for query in queries:
-        if remove_gold:
-            deps.store = ExcludingStore(store, sorted(query.gold))  # type: ignore[assignment]
-        else:
-            deps.store = store
+        # Removed: the question's own passages are left out inside Weaviate, before fusion.
+        deps.store = store.with_options(exclude_documents=tuple(sorted(query.gold))) if remove_gold else store
         history = tuple(Turn(role, text) for role, text in query.history)
         result = await answer(Question(query.text, channel=query.channel, history=history), deps)
         judged.append(Judged(query, result, remove_gold))

@@ -37,6 +37,7 @@ from bench.metrics import (
 from bot.answer.evidence import load_models
 from bot.answer.service import AnswerConfig, AnswerDeps, Question, answer
 from retrieval.chunking import ChunkingConfig, chunk_document
+from retrieval.chunks import body_text
 from retrieval.embedders import Embedder
 from retrieval.embedders.local import E5Embedder, UseEmbedder
 from retrieval.ingest import ingest
@@ -45,7 +46,7 @@ from retrieval.rerank import fuse
 from retrieval.search import search
 from retrieval.search_config import SearchConfig, tuning_for
 from retrieval.sentences import split_sentences
-from retrieval.store import SCHEMA_VERSION, ChunkStore, body_text
+from retrieval.store import SCHEMA_VERSION, ChunkStore
 from retrieval.weaviate_server import WeaviateHandle, connect
 
 ALPHAS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -116,9 +117,9 @@ async def evaluate(store: ChunkStore, dataset: data.Dataset, embedder: Embedder,
             for m in methods:
                 key = (m.mode, m.alpha, m.stemming)
                 if key not in searched:
-                    searched[key] = await store.search(query.text, vector, language=language, channel=None,
-                                                       limit=depth, alpha=m.alpha, mode=m.mode,  # type: ignore[arg-type]
-                                                       stemming=m.stemming)
+                    searched[key] = await store.with_options(stemming=m.stemming).search(
+                        query.text, vector, language=language, channel=None, limit=depth, alpha=m.alpha,
+                        mode=m.mode)  # type: ignore[arg-type]
                 hits = searched[key]
                 if m.sentence_weight is not None:
                     head = hits[:RERANK_DEPTH]

@@ -59,3 +59,8 @@ class SentenceHit:
     start: int
     end: int
     score: float  # cosine similarity to the query vector
+
+
+def body_text(chunk: Chunk) -> str:
+    """What BM25 sees for a chunk: title and section give the words a chunk's text leaves implicit."""
+    return "\n".join(part for part in (chunk.title, chunk.section or "", chunk.text) if part)

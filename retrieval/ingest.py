@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from retrieval.chunking import ChunkingConfig, chunk_document
-from retrieval.chunks import Chunk, SentenceSpan
+from retrieval.chunks import Chunk, SentenceSpan, body_text
 from retrieval.documents import Document
 from retrieval.embedders import Embedder, EmbeddingError
 from retrieval.loaders import LoadError, iter_documents
@@ -31,7 +31,6 @@ from retrieval.store import (
     DocumentRecord,
     IndexedChunk,
     ReplaceOutcome,
-    body_text,
 )
 
 

@@ -19,10 +19,9 @@ import cohere
 import httpx
 from cohere.core.api_error import ApiError
 
-from retrieval.chunks import ScoredChunk, SentenceHit
+from retrieval.chunks import ScoredChunk, SentenceHit, body_text
 from retrieval.errors import RetrievalError
 from retrieval.search_config import TUNING
-from retrieval.store import body_text
 
 
 class RerankError(RetrievalError):

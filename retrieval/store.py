@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -45,7 +45,7 @@ from weaviate.client import WeaviateAsyncClient
 from weaviate.collections import CollectionAsync
 from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateBaseError
 
-from retrieval.chunks import Chunk, ScoredChunk, SentenceHit, SentenceSpan
+from retrieval.chunks import Chunk, ScoredChunk, SentenceHit, SentenceSpan, body_text
 from retrieval.errors import RetrievalError, first_line
 from retrieval.stemming import stem_text
 
@@ -125,11 +125,6 @@ class ReplaceOutcome:
     error: str | None = None  # None when the document's chunks are now the new version's
 
 
-def body_text(chunk: Chunk) -> str:
-    """What BM25 sees for a chunk: title and section give the words a chunk's text leaves implicit."""
-    return "\n".join(part for part in (chunk.title, chunk.section or "", chunk.text) if part)
-
-
 def bm25_query(query: str, language: str, *, stemming: bool = True) -> tuple[str, str]:
     """(field, query text) for BM25: Japanese tokenized by Weaviate, others stemmed like the chunks."""
     if language == "ja":
@@ -143,15 +138,37 @@ def registry_uuid(document_id: str) -> str:
     return str(uuid.uuid5(_REGISTRY_NAMESPACE, document_id))
 
 
-class ChunkStore:
-    """Chunks in Weaviate: replace a document's chunks by version, and hybrid search with visibility."""
+@dataclass(frozen=True, slots=True)
+class SearchOptions:
+    """How searches behave beyond what the answer path asks for; evaluation and ablations only.
 
-    def __init__(self, client: WeaviateAsyncClient, name: str) -> None:
+    ``exclude_documents`` leaves documents out inside Weaviate, before fusion (a question asked with its own
+    paragraph removed from the collection); ``stemming`` False searches the unstemmed BM25 field.
+    """
+
+    exclude_documents: tuple[str, ...] = ()
+    stemming: bool = True
+
+
+class ChunkStore:
+    """Chunks in Weaviate: replace a document's chunks by version, and hybrid search with visibility.
+
+    Implements ``retrieval.store_port.Store`` (what the answer path needs) and, for ingest and review, more.
+    """
+
+    def __init__(self, client: WeaviateAsyncClient, name: str, options: SearchOptions = SearchOptions()) -> None:
         self._client = client
         self.name = name
         self.registry_name = f"{name}Document"
         self.sentences_name = f"{name}Sentence"
         self.info: IndexInfo | None = None
+        self.options = options
+
+    def with_options(self, **changes: Any) -> ChunkStore:
+        """The same index, searched with other ``SearchOptions`` (for benchmarks; the production path never)."""
+        other = ChunkStore(self._client, self.name, replace(self.options, **changes))
+        other.info = self.info
+        return other
 
     @property
     def _chunks(self) -> CollectionAsync:
@@ -399,18 +416,12 @@ class ChunkStore:
         limit: int,
         alpha: float,
         mode: SearchMode = "hybrid",
-        exclude_documents: Sequence[str] = (),
-        stemming: bool = True,
     ) -> list[ScoredChunk]:
-        """Hybrid (or pure BM25 / pure vector) search over the chunks ``channel`` may see.
-
-        ``exclude_documents`` leaves documents out inside Weaviate, before fusion (evaluation uses it to
-        ask questions whose answer was removed from the collection).
-        """
+        """Hybrid (or pure BM25 / pure vector) search over the chunks ``channel`` may see."""
         filters = Filter.by_property("visibility").contains_any([EVERYONE, channel] if channel else [EVERYONE])
-        for document_id in exclude_documents:
+        for document_id in self.options.exclude_documents:
             filters = filters & Filter.by_property("document_id").not_equal(document_id)
-        field, bm25_text = bm25_query(query, language, stemming=stemming)
+        field, bm25_text = bm25_query(query, language, stemming=self.options.stemming)
         try:
             if mode == "bm25":
                 response = await self._chunks.query.bm25(

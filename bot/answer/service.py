@@ -31,7 +31,7 @@ from retrieval.errors import RetrievalError
 from retrieval.language import detect_language
 from retrieval.rerank import LocalReranker, Reranker, RerankError
 from retrieval.search_config import SearchConfig
-from retrieval.store import ChunkStore
+from retrieval.store_port import Store
 
 EXTRACTIVE = "extractive"
 # What answering one question may fail with, for every front end: the asker gets an error reply, the exchange
@@ -64,7 +64,7 @@ class AnswerConfig:
 
 @dataclass
 class AnswerDeps:
-    store: ChunkStore
+    store: Store
     embedder: Embedder
     config: AnswerConfig
     local_reranker: LocalReranker = field(default_factory=LocalReranker)

@@ -1,0 +1,62 @@
+"""The store port: exactly what the answer path needs from a chunk store, and a small in-memory double of it.
+
+    Store.search(query, vector, language=, channel=, limit=, alpha=)  -> chunks the channel may see, best first
+    Store.sentence_hits(vector, chunk_ids, limit=)                    -> those chunks' sentences, closest first
+
+``retrieval.store.ChunkStore`` (Weaviate) is the real implementation and the only one production uses; it
+also ingests, registers and fetches, which the answer path never does. ``MemoryStore`` is the double shipped
+beside the port (as httpx ships ``MockTransport`` beside its transport port): pure tests of the answer path use
+it; the integration tests use the real Weaviate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from retrieval.chunks import Chunk, ScoredChunk, SentenceHit, SentenceSpan
+
+
+class Store(Protocol):
+    async def search(self, query: str, vector: np.ndarray | None, *, language: str, channel: str | None,
+                     limit: int, alpha: float) -> list[ScoredChunk]: ...
+
+    async def sentence_hits(self, vector: np.ndarray, chunk_ids: Sequence[str], *,
+                            limit: int = 400) -> list[SentenceHit]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    chunk: Chunk
+    vector: np.ndarray
+    sentences: tuple[tuple[SentenceSpan, np.ndarray], ...] = ()
+
+
+class MemoryStore:
+    """A ``Store`` over a list of chunks with their vectors: exact cosine, visibility as Weaviate applies it
+    (``None`` = everyone; a channel sees everyone's and its own), ``alpha`` ignored (vector search only)."""
+
+    def __init__(self, chunks: Sequence[StoredChunk]) -> None:
+        self._chunks = list(chunks)
+
+    async def search(self, query: str, vector: np.ndarray | None, *, language: str, channel: str | None,
+                     limit: int, alpha: float) -> list[ScoredChunk]:
+        if vector is None:
+            return []
+        visible = [c for c in self._chunks if c.chunk.visibility is None or channel in c.chunk.visibility]
+        ranked = sorted(visible, key=lambda c: -_cosine(vector, c.vector))[:limit]
+        return [ScoredChunk(c.chunk, _cosine(vector, c.vector), i + 1) for i, c in enumerate(ranked)]
+
+    async def sentence_hits(self, vector: np.ndarray, chunk_ids: Sequence[str], *,
+                            limit: int = 400) -> list[SentenceHit]:
+        wanted = set(chunk_ids)
+        hits = [SentenceHit(c.chunk.chunk_id, span.start, span.end, _cosine(vector, v))
+                for c in self._chunks if c.chunk.chunk_id in wanted for span, v in c.sentences]
+        return sorted(hits, key=lambda h: -h.score)[:limit]
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.dot(a, b) / ((np.linalg.norm(a) * np.linalg.norm(b)) or 1.0))
