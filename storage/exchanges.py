@@ -131,21 +131,35 @@ async def find_by_reply(session: AsyncSession, channel_id: str, reply_ts: str) -
     return None if row is None else _to_record(row)
 
 
-async def thread_turns(session: AsyncSession, channel_id: str, thread_ts: str, limit: int = 10) -> list[ExchangeRecord]:
-    """The last `limit` finished turns of a Slack thread, oldest first.
+async def thread_turns(session: AsyncSession, channel_id: str, thread_ts: str, limit: int = 10, *,
+                       before: datetime | None = None, exclude_id: str | None = None) -> list[ExchangeRecord]:
+    """The last `limit` finished turns of a Slack thread, oldest first; with `before`, only the turns asked
+    before then (what an old exchange's thread held when it was asked), `exclude_id` left out.
 
     Pending exchanges (claimed, not yet answered: usually the question being answered right now) are left
     out; answered, no-support and error turns are all returned, with their outcome, for the caller to use.
+    The one query for a thread's history: the Slack edge's follow-ups and the review desk's export use it.
     """
     _require_limit(limit)
+    conditions = [Exchange.channel_id == channel_id, Exchange.thread_ts == thread_ts, Exchange.outcome != "pending"]
+    if before is not None:
+        require_aware("before", before)
+        conditions.append(Exchange.created_at < before)
+    if exclude_id is not None:
+        conditions.append(Exchange.id != exclude_id)
     statement = (
         select(Exchange)
-        .where(Exchange.channel_id == channel_id, Exchange.thread_ts == thread_ts, Exchange.outcome != "pending")
+        .where(*conditions)
         .order_by(Exchange.created_at.desc(), Exchange.id.desc())
         .limit(limit)
     )
     rows = (await session.scalars(_with_children(statement))).all()
     return [_to_record(row) for row in reversed(rows)]
+
+
+async def exchange_exists(session: AsyncSession, exchange_id: str) -> bool:
+    """Whether the log holds an exchange with this id (without loading its children)."""
+    return await session.scalar(select(Exchange.id).where(Exchange.id == exchange_id)) is not None
 
 
 async def list_exchanges(

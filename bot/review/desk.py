@@ -14,13 +14,13 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.review.errors import NothingToResolve
-from bot.review.export import eval_question
+from bot.review.export import PriorTurn, eval_question
 from bot.review.lookup import DEFAULT_TIMEOUT_S, ChunkLookup, read_index
 from bot.review.model import ExchangeReview, build_review
-from bot.review.queries import exchange_exists, review_queue, thread_history
+from bot.review.queries import review_queue
 from bot.review.quotes import DEFAULT_CONTEXT_CHARS
 from storage.errors import UnknownExchange
-from storage.exchanges import get_exchange
+from storage.exchanges import exchange_exists, get_exchange, thread_turns
 from storage.flags import flags_for, resolve_flag
 from storage.records import ExchangeRecord, FlagRecord, Resolution
 
@@ -116,12 +116,21 @@ async def export_questions(
             )
             if not chosen_for_outcome and await _dismissed(session, summary.id):
                 continue
-            turns = await thread_history(
-                session, channel_id=summary.channel_id, thread_ts=summary.thread_ts, before=summary.created_at,
-                exclude_id=summary.id,
-            )
+            turns = await prior_turns(session, channel_id=summary.channel_id, thread_ts=summary.thread_ts,
+                                      before=summary.created_at, exclude_id=summary.id)
             lines.append(eval_question(summary, turns))
     return lines
+
+
+async def prior_turns(session: AsyncSession, *, channel_id: str | None, thread_ts: str | None, before: datetime,
+                      exclude_id: str, limit: int = 20) -> list[PriorTurn]:
+    """The finished turns of an exchange's thread asked before it, oldest first (none outside a Slack thread).
+
+    The thread's history comes from ``storage.exchanges.thread_turns``, the same query the Slack edge uses."""
+    if channel_id is None or thread_ts is None:
+        return []
+    turns = await thread_turns(session, channel_id, thread_ts, limit, before=before, exclude_id=exclude_id)
+    return [PriorTurn(turn.question, turn.answer_text) for turn in turns]
 
 
 async def _dismissed(session: AsyncSession, exchange_id: str) -> bool:

@@ -1,27 +1,16 @@
-"""Reads the review desk needs that `storage` does not offer (yet), written against its session and models.
-
-Candidates to move into `storage/` (and why they are here for now: storage is another engineer's package):
-
-    review_queue     the union the desk shows by default (flagged OR no_support OR error); built on
-                     `storage.exchanges.list_exchanges`, one call per selection, merged newest first
-    thread_history   the turns of a Slack thread *before* a given exchange (`thread_turns` gives the
-                     latest ones, which for an old exchange includes what came after it)
-    exchange_exists  a cheap existence check (get_exchange loads every child row)
-
-Like storage's functions, each takes an `AsyncSession` and builds no engine.
+"""The review queue: the union the desk shows by default (flagged OR no_support OR error), composed from
+`storage.exchanges.list_exchanges`, one call per selection, merged newest first. No SQL here: every query
+lives in `storage/` (thread history is `storage.exchanges.thread_turns`, existence `exchange_exists`).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.review.export import PriorTurn
 from storage.exchanges import list_exchanges
-from storage.models import Exchange
-from storage.records import ExchangeSummary, require_aware
+from storage.records import ExchangeSummary
 
 
 async def review_queue(
@@ -59,33 +48,3 @@ async def review_queue(
             merged[summary.id] = summary
     newest_first = sorted(merged.values(), key=lambda summary: (summary.created_at, summary.id), reverse=True)
     return newest_first[:limit]
-
-
-async def thread_history(
-    session: AsyncSession,
-    *,
-    channel_id: str | None,
-    thread_ts: str | None,
-    before: datetime,
-    exclude_id: str,
-    limit: int = 20,
-) -> list[PriorTurn]:
-    """The finished turns of the thread that came before `before`, oldest first (the last `limit` of them)."""
-    require_aware("before", before)
-    if channel_id is None or thread_ts is None:
-        return []
-    rows = await session.execute(
-        select(Exchange.question, Exchange.answer_text)
-        .where(
-            Exchange.channel_id == channel_id, Exchange.thread_ts == thread_ts, Exchange.created_at < before,
-            Exchange.id != exclude_id, Exchange.outcome != "pending",
-        )
-        .order_by(Exchange.created_at.desc(), Exchange.id.desc())
-        .limit(limit)
-    )
-    return [PriorTurn(question=row.question, answer=row.answer_text) for row in reversed(rows.all())]
-
-
-async def exchange_exists(session: AsyncSession, exchange_id: str) -> bool:
-    """Whether the log holds an exchange with this id."""
-    return await session.scalar(select(Exchange.id).where(Exchange.id == exchange_id)) is not None

@@ -7,10 +7,12 @@ from datetime import timedelta
 import pytest
 
 from bot.review import desk
+from bot.review.desk import prior_turns
 from bot.review.errors import NothingToResolve
 from bot.review.export import PriorTurn
-from bot.review.queries import exchange_exists, review_queue, thread_history
+from bot.review.queries import review_queue
 from storage.errors import UnknownExchange
+from storage.exchanges import exchange_exists
 from storage.flags import flags_for
 from storage.stats import window_stats
 from tests.review.seed import THREAD, Seeded, seed_log
@@ -63,12 +65,12 @@ async def test_queue_summary_counts_quotes_and_open_flags(db: Database, seeded: 
 
 async def test_thread_history_holds_only_the_turns_before_the_exchange(db: Database, seeded: Seeded) -> None:
     async with db.sessions() as session:
-        before_follow_up = await thread_history(session, channel_id="C-support", thread_ts=THREAD, before=at(5),
-                                                exclude_id=seeded.no_support)
-        before_first = await thread_history(session, channel_id="C-support", thread_ts=THREAD, before=at(0),
-                                            exclude_id=seeded.flagged)
-        outside_slack = await thread_history(session, channel_id=None, thread_ts=None, before=at(60),
-                                             exclude_id=seeded.flagged)
+        before_follow_up = await prior_turns(session, channel_id="C-support", thread_ts=THREAD, before=at(5),
+                                             exclude_id=seeded.no_support)
+        before_first = await prior_turns(session, channel_id="C-support", thread_ts=THREAD, before=at(0),
+                                         exclude_id=seeded.flagged)
+        outside_slack = await prior_turns(session, channel_id=None, thread_ts=None, before=at(60),
+                                          exclude_id=seeded.flagged)
     assert before_follow_up == [PriorTurn("How long do I have to request a refund?",
                                           "Within 10 days [S1], or 20 days for teams [S2].")]
     assert before_first == [] and outside_slack == []
