@@ -1,0 +1,96 @@
+"""Event payloads with this workspace's ids and clock (the pure shapes are in ``tests/standins/slack_events.py``)."""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Literal
+
+from .. import slack_events
+from .common import JsonDict, _channel_type
+
+
+class EventPayloads:
+    """Part of ``SlackStandIn`` (its ``__init__`` sets up the state used here)."""
+
+    def app_mention(
+        self, channel: str, text: str, *, user: str | None = None, thread_ts: str | None = None,
+        ts: str | None = None,
+    ) -> JsonDict:
+        """An ``app_mention`` event; ``<@BOT>`` is put in front of ``text`` unless it already mentions the bot."""
+        mention = f"<@{self.bot_user_id}>"
+        if mention not in text:
+            text = f"{mention} {text}"
+        return slack_events.app_mention(channel=channel, user=user or self.asker, text=text, ts=ts or self.new_ts(),
+                                        team=self.team_id, thread_ts=thread_ts)
+
+    def user_message(
+        self, channel: str, text: str, *, user: str | None = None, thread_ts: str | None = None,
+        ts: str | None = None,
+    ) -> JsonDict:
+        """A person's ``message`` event; in a thread, ``parent_user_id`` comes from the stored parent."""
+        parent = self._history.get(channel, {}).get(thread_ts or "")
+        return slack_events.user_message(
+            channel=channel, user=user or self.asker, text=text, ts=ts or self.new_ts(), team=self.team_id,
+            thread_ts=thread_ts, parent_user_id=parent.get("user") if parent else None,
+            channel_type=_channel_type(channel),
+        )
+
+    def as_message_event(self, mention: JsonDict) -> JsonDict:
+        """The ``message`` event Slack sends alongside ``mention`` (same message, same ``ts``)."""
+        return slack_events.as_message_event(mention, channel_type=_channel_type(mention["channel"]))
+
+    def own_message_echo(self, channel: str, ts: str) -> JsonDict:
+        """The ``message`` event Slack sends the app about a message the bot itself posted."""
+        stored = self._history[channel][ts]
+        return slack_events.app_bot_message(copy.deepcopy(stored), channel=channel,
+                                            channel_type=_channel_type(channel))
+
+    def bot_message(
+        self, channel: str, text: str, *, bot_id: str = "B0OTHER", thread_ts: str | None = None
+    ) -> JsonDict:
+        """A ``bot_message``-subtype event from another integration."""
+        return slack_events.bot_message(channel=channel, bot_id=bot_id, text=text, ts=self.new_ts(),
+                                        thread_ts=thread_ts, channel_type=_channel_type(channel))
+
+    def message_changed(self, channel: str, ts: str, new_text: str) -> JsonDict:
+        """A ``message_changed`` event editing the stored message ``ts`` to ``new_text``."""
+        previous = copy.deepcopy(self._history[channel][ts])
+        edit_ts = self.new_ts()
+        edited = copy.deepcopy(previous)
+        edited.update({"text": new_text, "edited": {"user": previous.get("user", ""), "ts": edit_ts}})
+        if "blocks" in previous and previous.get("user") != self.bot_user_id:
+            edited["blocks"] = slack_events.rich_text_blocks(new_text)
+        return slack_events.message_changed(channel=channel, message=edited, previous_message=previous, ts=edit_ts,
+                                            channel_type=_channel_type(channel))
+
+    def channel_join(self, channel: str, user: str, *, inviter: str | None = None) -> JsonDict:
+        """A ``channel_join`` message event."""
+        return slack_events.channel_join(channel=channel, user=user, ts=self.new_ts(), inviter=inviter,
+                                         channel_type=_channel_type(channel))
+
+    def reaction_added(self, channel: str, ts: str, reaction: str, *, user: str | None = None) -> JsonDict:
+        """A ``reaction_added`` event on message ``ts``; ``item_user`` is the stored message's author."""
+        return self._reaction("reaction_added", channel, ts, reaction, user)
+
+    def reaction_removed(self, channel: str, ts: str, reaction: str, *, user: str | None = None) -> JsonDict:
+        """A ``reaction_removed`` event on message ``ts``."""
+        return self._reaction("reaction_removed", channel, ts, reaction, user)
+
+    def _reaction(
+        self, kind: Literal["reaction_added", "reaction_removed"], channel: str, ts: str, reaction: str,
+        user: str | None,
+    ) -> JsonDict:
+        stored = self._history.get(channel, {}).get(ts)
+        return slack_events.reaction_event(kind, user=user or self.asker, reaction=reaction, channel=channel, ts=ts,
+                                           item_user=stored.get("user") if stored else None,
+                                           event_ts=self.new_ts())
+
+    def envelope(self, event: JsonDict, *, event_id: str | None = None) -> JsonDict:
+        """The ``event_callback`` envelope for ``event`` in this workspace (a fresh ``event_id`` unless given)."""
+        return slack_events.event_callback(event, team_id=self.team_id, api_app_id=self.app_id,
+                                           bot_user_id=self.bot_user_id, event_time=int(time.time()),
+                                           event_id=event_id)
+
+    def _as_envelope(self, payload: JsonDict) -> JsonDict:
+        return payload if payload.get("type") == "event_callback" else self.envelope(payload)
