@@ -42,7 +42,7 @@ class ServerState:
 
 def web_application(deps: SlackDeps, state: ServerState, *, bolt: AsyncApp | None, api_token: str | None) -> web.Application:
     """The aiohttp application; ``bolt`` given: serve the Events API; ``api_token`` given: serve /api/ask."""
-    application = web.Application(client_max_size=256 * 1024)
+    application = web.Application(client_max_size=256 * 1024, middlewares=[_api_errors_as_json])
     if bolt is not None:
         application.router.add_post(EVENTS_PATH, _events(bolt))
     application.router.add_post(ASK_PATH, _ask(deps, api_token))
@@ -56,12 +56,50 @@ def _events(bolt: AsyncApp) -> Handler:
     gate = asyncio.Semaphore(DISPATCH_AT_ONCE)
 
     async def events(request: web.Request) -> web.Response:
+        refused = await _malformed_delivery(request)
+        if refused is not None:
+            return refused
         bolt_request = await to_bolt_request(request)
         async with gate:
             response = await bolt.async_dispatch(bolt_request)
         return await to_aiohttp_response(response)
 
     return events
+
+
+async def _malformed_delivery(request: web.Request) -> web.Response | None:
+    """What Slack's Events API never sends, refused before Bolt sees it (Bolt would fail with a 500).
+
+    A timestamp that is not a number cannot be verified: 401, as for any unverifiable request. A body that is
+    not UTF-8, or JSON that does not parse to an object: 400. A form body (interactivity) is left to Bolt.
+    """
+    if not request.headers.get("X-Slack-Request-Timestamp", "").strip().isdigit():
+        return web.json_response({"error": "invalid request"}, status=401)
+    raw = await request.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return web.json_response({"error": "the body is not UTF-8"}, status=400)
+    if request.content_type == "application/json":
+        try:
+            parsed = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            return web.json_response({"error": "the body is not JSON"}, status=400)
+        if not isinstance(parsed, dict):
+            return web.json_response({"error": "the body is not a JSON object"}, status=400)
+    return None
+
+
+@web.middleware
+async def _api_errors_as_json(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Under /api/, aiohttp's own refusals (404, 405, 413 …) answer in JSON like everything else there."""
+    try:
+        return await handler(request)
+    except web.HTTPException as error:
+        if not request.path.startswith("/api/") or error.status < 400 or error.status >= 500:
+            raise
+        return web.json_response({"error": error.reason.lower()}, status=error.status, headers={
+            k: v for k, v in error.headers.items() if k in ("Allow", "WWW-Authenticate")})
 
 
 def _health(deps: SlackDeps, state: ServerState) -> Handler:
@@ -99,16 +137,26 @@ async def _ask_body(request: web.Request) -> Question | str:
     """The question of a request, or what is wrong with the body."""
     try:
         data = await request.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return 'the body must be JSON: {"question": "...", "channel": "C..."}'
     if not isinstance(data, dict) or not isinstance(data.get("question"), str) or not data["question"].strip():
         return '"question" must be a non-empty string'
     channel = data.get("channel")
     if channel is not None and not isinstance(channel, str):
         return '"channel" must be a Slack channel id string'
+    if not _is_text(data["question"]) or (channel is not None and not _is_text(channel)):
+        return '"question" and "channel" must be Unicode text (a lone surrogate such as \\ud800 is not)'
     if len(data["question"]) > 4000:
         return '"question" is longer than 4000 characters'
     return Question(data["question"].strip(), channel or None)
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 async def answer_for_api(question: Question, deps: SlackDeps) -> tuple[int, dict[str, object]]:
