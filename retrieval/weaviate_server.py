@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -51,7 +52,16 @@ _EMBEDDED_ENV = {
     "ENABLE_MODULES": "",
     # One node, no network between peers: the production multiplier (5) only delays the first election.
     "RAFT_TIMEOUTS_MULTIPLIER": "1",
+    # Closed to everyone but this home: the home's key is required on REST and gRPC, and (as basic auth) on
+    # the cluster data port; gRPC and the data port cannot be bound to loopback in 1.39, so the key is what
+    # keeps them shut. Gossip and Raft listen on loopback only, and the Go profiling server is off.
+    "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "false",
+    "AUTHENTICATION_APIKEY_ENABLED": "true",
+    "AUTHENTICATION_APIKEY_USERS": "verbatim",
+    "CLUSTER_BIND_ADDR": "127.0.0.1",
+    "GO_PROFILING_DISABLE": "true",
 }
+API_KEY_FILE = "weaviate.key"
 
 
 class StoreUnavailable(RetrievalError):
@@ -81,6 +91,11 @@ class WeaviateConfig:
     @property
     def log_path(self) -> Path:
         return self.data_dir.parent / "weaviate.log"
+
+    @property
+    def key_path(self) -> Path:
+        """The embedded server's API key, one per home (beside its data folder)."""
+        return self.data_dir.parent / API_KEY_FILE
 
 
 def embedded_binary_path(binary_dir: Path, version: str = WEAVIATE_VERSION) -> Path:
@@ -223,7 +238,28 @@ async def _connect_remote(config: WeaviateConfig) -> WeaviateHandle:
     return WeaviateHandle(client=client, description=where)
 
 
+def home_api_key(path: Path) -> str:
+    """The home's key for its embedded server: made at random the first time, kept in a 0600 file, never logged."""
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        pass
+    key = secrets.token_urlsafe(32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process of this home made it first
+        return path.read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise StoreUnavailable(f"cannot write the Weaviate key file {path} ({error.strerror}): check the folder "
+                               "VERBATIM_HOME points to") from error
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(key + "\n")
+    return key
+
+
 async def _connect_embedded(config: WeaviateConfig) -> WeaviateHandle:
+    key = home_api_key(config.key_path)
     options = EmbeddedOptions(
         persistence_data_path=str(config.data_dir),
         binary_path=str(config.binary_dir),
@@ -231,7 +267,10 @@ async def _connect_embedded(config: WeaviateConfig) -> WeaviateHandle:
         port=config.port,
         hostname="127.0.0.1",
         grpc_port=config.grpc_port,
-        additional_env_vars=dict(_EMBEDDED_ENV),
+        # The key also guards the cluster data port, which 1.39 binds on every interface.
+        additional_env_vars=_EMBEDDED_ENV | {"AUTHENTICATION_APIKEY_ALLOWED_KEYS": key,
+                                             "CLUSTER_BASIC_AUTH_USERNAME": "verbatim",
+                                             "CLUSTER_BASIC_AUTH_PASSWORD": key},
     )
     where = f"Weaviate Embedded {config.version} on 127.0.0.1:{config.port}"
     process = _EmbeddedProcess(options, config.log_path)
@@ -253,6 +292,7 @@ async def _connect_embedded(config: WeaviateConfig) -> WeaviateHandle:
         host="127.0.0.1",
         port=config.port,
         grpc_port=config.grpc_port,
+        auth_credentials=Auth.api_key(key),
         additional_config=AdditionalConfig(timeout=Timeout(init=10, query=30, insert=120)),
         skip_init_checks=True,
     )
