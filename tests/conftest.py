@@ -103,6 +103,8 @@ def cli_env(tmp_path: Path, weaviate_config: WeaviateConfig, weaviate: WeaviateH
         "VERBATIM_HOME": str(tmp_path / "home"),
         "WEAVIATE_URL": f"http://127.0.0.1:{weaviate_config.port}",
         "WEAVIATE_GRPC_URL": f"http://127.0.0.1:{weaviate_config.grpc_port}",
+        # The session's embedded server answers only to its home's key, as any keyed server would.
+        "WEAVIATE_API_KEY": weaviate_config.key_path.read_text(encoding="utf-8").strip(),
         "VERBATIM_COLLECTION": f"Cli{uuid.uuid4().hex[:12]}",
         "WEAVIATE_BINARY_DIR": str(weaviate_config.binary_dir),
     })

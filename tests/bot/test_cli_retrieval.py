@@ -78,7 +78,7 @@ def test_searching_an_empty_index_says_to_ingest_first(cli_env: dict[str, str], 
 def test_embedded_weaviate_starts_under_verbatim_home_and_keeps_json_clean(
     cli_env: dict[str, str], tmp_path: Path, weaviate_config: WeaviateConfig
 ) -> None:
-    env = {k: v for k, v in cli_env.items() if k not in ("WEAVIATE_URL", "WEAVIATE_GRPC_URL")}
+    env = {k: v for k, v in cli_env.items() if k not in ("WEAVIATE_URL", "WEAVIATE_GRPC_URL", "WEAVIATE_API_KEY")}
     env |= {"WEAVIATE_EMBEDDED_PORT": str(free_port()), "WEAVIATE_EMBEDDED_GRPC_PORT": str(free_port())}
     ingested = run(env, "ingest", str(DEMO_CORPUS / "billing"), "--json", cwd=tmp_path)
     assert ingested.returncode == 0, ingested.stderr
@@ -93,7 +93,7 @@ def test_embedded_weaviate_starts_under_verbatim_home_and_keeps_json_clean(
 
 
 def test_missing_weaviate_binary_offline_says_how_to_install(cli_env: dict[str, str], tmp_path: Path) -> None:
-    env = {k: v for k, v in cli_env.items() if k not in ("WEAVIATE_URL", "WEAVIATE_GRPC_URL")}
+    env = {k: v for k, v in cli_env.items() if k not in ("WEAVIATE_URL", "WEAVIATE_GRPC_URL", "WEAVIATE_API_KEY")}
     env |= {"WEAVIATE_BINARY_DIR": str(tmp_path / "no-binary-here"), "WEAVIATE_EMBEDDED_PORT": str(free_port()),
             "WEAVIATE_EMBEDDED_GRPC_PORT": str(free_port()),
             # No network here anyway; a dead proxy makes sure the client's download fails fast everywhere.

@@ -28,7 +28,8 @@ async def closed_weaviate_deps(answer_deps: AnswerDeps, demo_store: ChunkStore,
                                weaviate_config: WeaviateConfig) -> AsyncIterator[AnswerDeps]:
     """The answer service with its store pointed at a Weaviate connection that has been closed."""
     remote = dataclasses.replace(weaviate_config, url=f"http://127.0.0.1:{weaviate_config.port}",
-                                 grpc_url=f"http://127.0.0.1:{weaviate_config.grpc_port}")
+                                 grpc_url=f"http://127.0.0.1:{weaviate_config.grpc_port}",
+                                 api_key=weaviate_config.key_path.read_text(encoding="utf-8").strip())
     handle: WeaviateHandle = await connect(remote)
     await handle.close()
     yield dataclasses.replace(answer_deps, store=ChunkStore(handle.client, demo_store.name))
