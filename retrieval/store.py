@@ -469,6 +469,14 @@ class ChunkStore:
             for o in response.objects
         ]
 
+    async def ready(self) -> bool:
+        """Whether a search would be served now: one object fetched over the same (gRPC, keyed) path."""
+        try:
+            await self._chunks.query.fetch_objects(limit=1, return_properties=["chunk_id"])
+        except WeaviateBaseError:
+            return False
+        return True
+
     async def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
         """Chunks by id, whatever their version (for review: the text a quote came from)."""
         if not chunk_ids:

@@ -2,6 +2,7 @@
 
     Store.search(query, vector, language=, channel=, limit=, alpha=)  -> chunks the channel may see, best first
     Store.sentence_hits(vector, chunk_ids, limit=)                    -> those chunks' sentences, closest first
+    Store.ready()                                                     -> whether it would serve a search now
 
 ``retrieval.store.ChunkStore`` (Weaviate) is the real implementation and the only one production uses; it
 also ingests, registers and fetches, which the answer path never does. ``MemoryStore`` is the double shipped
@@ -27,6 +28,10 @@ class Store(Protocol):
     async def sentence_hits(self, vector: np.ndarray, chunk_ids: Sequence[str], *,
                             limit: int = 400) -> list[SentenceHit]: ...
 
+    async def ready(self) -> bool:
+        """Whether a search would be served now (for readiness checks); never raises."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class StoredChunk:
@@ -49,6 +54,9 @@ class MemoryStore:
         visible = [c for c in self._chunks if c.chunk.visibility is None or channel in c.chunk.visibility]
         ranked = sorted(visible, key=lambda c: -_cosine(vector, c.vector))[:limit]
         return [ScoredChunk(c.chunk, _cosine(vector, c.vector), i + 1) for i, c in enumerate(ranked)]
+
+    async def ready(self) -> bool:
+        return True
 
     async def sentence_hits(self, vector: np.ndarray, chunk_ids: Sequence[str], *,
                             limit: int = 400) -> list[SentenceHit]:

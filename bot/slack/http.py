@@ -6,7 +6,10 @@
     POST /api/ask        {"question": str, "channel"?: str} with ``Authorization: Bearer API_TOKEN`` ->
                          the ``ask --json`` object (DESIGN.md); 401 without the token, 404 when API_TOKEN is
                          unset, 400 for a bad body, 503 (with the error object) when answering failed
-    GET  /healthz        200 while serving, 503 once shutting down (so a load balancer stops sending)
+    GET  /healthz        liveness: 200 while serving, 503 once shutting down (so a load balancer stops sending)
+    GET  /readyz         readiness: {"status", "store", "database"}; 503 while the store cannot serve a search
+                         (nothing can be answered) or shutting down. A database that is down is reported but
+                         does not make the bot unready: answers go on and wait in the journal.
 """
 
 from __future__ import annotations
@@ -20,15 +23,19 @@ from dataclasses import dataclass
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.app.async_app import AsyncApp
+from sqlalchemy import text
 
 from bot.answer.ask import Origin, ask
 from bot.answer.render import error_json, to_json
 from bot.answer.service import Question
 from bot.slack.deps import SlackDeps
+from storage.journal import DATABASE_DOWN
 
 EVENTS_PATH = "/slack/events"
 ASK_PATH = "/api/ask"
 HEALTH_PATH = "/healthz"
+READY_PATH = "/readyz"
+READY_CHECK_S = 2.0  # each check's bound: a probe must answer quickly even when a dependency hangs
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 DISPATCH_AT_ONCE = 4
@@ -47,6 +54,7 @@ def web_application(deps: SlackDeps, state: ServerState, *, bolt: AsyncApp | Non
         application.router.add_post(EVENTS_PATH, _events(bolt))
     application.router.add_post(ASK_PATH, _ask(deps, api_token))
     application.router.add_get(HEALTH_PATH, _health(deps, state))
+    application.router.add_get(READY_PATH, _ready(deps, state))
     return application
 
 
@@ -100,6 +108,35 @@ async def _api_errors_as_json(request: web.Request, handler: Handler) -> web.Str
             raise
         return web.json_response({"error": error.reason.lower()}, status=error.status, headers={
             k: v for k, v in error.headers.items() if k in ("Allow", "WWW-Authenticate")})
+
+
+def _ready(deps: SlackDeps, state: ServerState) -> Handler:
+    async def ready(request: web.Request) -> web.Response:
+        store, database = await asyncio.gather(_store_ready(deps), _database_ready(deps))
+        status = "draining" if state.draining else "ready" if store else "not_ready"
+        body = {"status": status, "store": "ok" if store else "unavailable",
+                "database": "ok" if database else "unavailable (answers wait in the journal)"}
+        return web.json_response(body, status=200 if status == "ready" else 503)
+
+    return ready
+
+
+async def _store_ready(deps: SlackDeps) -> bool:
+    try:
+        return await asyncio.wait_for(deps.answer.store.ready(), READY_CHECK_S)
+    except TimeoutError:
+        return False
+
+
+async def _database_ready(deps: SlackDeps) -> bool:
+    async def select_one() -> None:
+        async with deps.sessions() as session:
+            await session.execute(text("SELECT 1"))
+    try:
+        await asyncio.wait_for(select_one(), READY_CHECK_S)
+    except DATABASE_DOWN:
+        return False
+    return True
 
 
 def _health(deps: SlackDeps, state: ServerState) -> Handler:

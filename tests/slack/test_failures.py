@@ -8,6 +8,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from bot.answer.service import AnswerDeps
@@ -114,3 +115,38 @@ async def test_even_an_unforeseen_failure_ends_in_an_error_reply_and_a_logged_ex
     assert reply["thread_ts"] == mention["ts"] and reply["text"].startswith("Sorry")
     assert exchange.outcome == "error" and exchange.error_class == "RuntimeError"
     assert slack.reactions(CHANNEL, mention["ts"]) == {}, "the working reaction is taken off"
+
+
+async def readiness(bot: Bot) -> tuple[int, dict]:
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f"{bot.running.url}/readyz") as response:
+            return response.status, await response.json()
+
+
+async def test_readyz_reports_the_store_and_the_database_apart(slack: SlackStandIn, answer_deps: AnswerDeps,
+                                                              database: Database) -> None:
+    async with started_bot(slack, answer_deps, database) as bot:
+        assert await readiness(bot) == (200, {"status": "ready", "store": "ok", "database": "ok"})
+
+
+async def test_readyz_is_503_while_the_store_cannot_serve(slack: SlackStandIn, closed_weaviate_deps: AnswerDeps,
+                                                          database: Database) -> None:
+    async with started_bot(slack, closed_weaviate_deps, database) as bot:
+        status, body = await readiness(bot)
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"{bot.running.url}/healthz") as health:
+                alive = health.status
+    assert (status, body["status"], body["store"], body["database"]) == (503, "not_ready", "unavailable", "ok")
+    assert alive == 200  # liveness is not readiness: the process itself is fine
+
+
+async def test_readyz_stays_ready_with_the_database_down_and_says_so(
+        slack: SlackStandIn, answer_deps: AnswerDeps, tmp_path: Path) -> None:
+    down = await open_database(f"sqlite+aiosqlite:///{tmp_path / 'missing' / 'verbatim.sqlite3'}",
+                               tmp_path / "journal.jsonl")
+    try:
+        async with started_bot(slack, answer_deps, down) as bot:
+            status, body = await readiness(bot)
+    finally:
+        await down.engine.dispose()
+    assert status == 200 and body["store"] == "ok" and body["database"].startswith("unavailable")
