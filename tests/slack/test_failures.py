@@ -83,21 +83,27 @@ async def test_when_slack_refuses_the_answer_the_asker_still_gets_an_error_reply
     assert exchange.outcome == "error" and exchange.error_class == "SlackApiError"
 
 
-async def test_with_the_exchange_log_down_questions_are_still_answered_and_kept_in_the_journal(
-        slack: SlackStandIn, answer_deps: AnswerDeps, tmp_path: Path) -> None:
+@pytest.fixture
+async def down_database(tmp_path: Path) -> AsyncIterator[Database]:
+    """An exchange log whose database does not answer (its folder is missing), with a working journal."""
     down = await open_database(f"sqlite+aiosqlite:///{tmp_path / 'missing' / 'verbatim.sqlite3'}",
                                tmp_path / "journal.jsonl")
     try:
-        async with started_bot(slack, answer_deps, down) as bot:
-            mention = await bot.ask(CHANNEL, QUESTION)
-            await bot.reply(CHANNEL, mention["ts"])
-            await bot.deliver(slack.user_message(CHANNEL, FOLLOW_UP, thread_ts=mention["ts"]))
-            await bot.reply(CHANNEL, mention["ts"], nth=2)  # the thread is known from Slack itself
-            await bot.settle()
+        yield down
     finally:
         await down.engine.dispose()
 
-    assert down.journal.pending() == 2
+
+async def test_with_the_exchange_log_down_questions_are_still_answered_and_kept_in_the_journal(
+        slack: SlackStandIn, answer_deps: AnswerDeps, down_database: Database) -> None:
+    async with started_bot(slack, answer_deps, down_database) as bot:
+        mention = await bot.ask(CHANNEL, QUESTION)
+        await bot.reply(CHANNEL, mention["ts"])
+        await bot.deliver(slack.user_message(CHANNEL, FOLLOW_UP, thread_ts=mention["ts"]))
+        await bot.reply(CHANNEL, mention["ts"], nth=2)  # the thread is known from Slack itself
+        await bot.settle()
+
+    assert down_database.journal.pending() == 2
 
 
 async def test_even_an_unforeseen_failure_ends_in_an_error_reply_and_a_logged_exchange(
@@ -141,12 +147,7 @@ async def test_readyz_is_503_while_the_store_cannot_serve(slack: SlackStandIn, c
 
 
 async def test_readyz_stays_ready_with_the_database_down_and_says_so(
-        slack: SlackStandIn, answer_deps: AnswerDeps, tmp_path: Path) -> None:
-    down = await open_database(f"sqlite+aiosqlite:///{tmp_path / 'missing' / 'verbatim.sqlite3'}",
-                               tmp_path / "journal.jsonl")
-    try:
-        async with started_bot(slack, answer_deps, down) as bot:
-            status, body = await readiness(bot)
-    finally:
-        await down.engine.dispose()
+        slack: SlackStandIn, answer_deps: AnswerDeps, down_database: Database) -> None:
+    async with started_bot(slack, answer_deps, down_database) as bot:
+        status, body = await readiness(bot)
     assert status == 200 and body["store"] == "ok" and body["database"].startswith("unavailable")
