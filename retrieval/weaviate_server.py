@@ -9,6 +9,10 @@ The pinned version lives here and nowhere else. v1.40.x (the client's own defaul
 the Go module proxy here, and v1.39.4 … v1.39.7 need a ``sroar`` release the proxy does not serve, so
 the pin is the newest 1.39 patch that builds from the proxy alone.
 
+The embedded server answers only to its home: a random key made once per home (``<home>/weaviate.key``,
+mode 0600, never logged) is required on REST, gRPC and the cluster data port, and what can be bound to
+loopback is (see ``_EMBEDDED_ENV``).
+
 Errors: ``StoreUnavailable`` (cannot start or reach the server) and ``ServerInstallError`` (cannot
 build the binary). Both carry one line that names the cause and what to do.
 """
