@@ -87,7 +87,8 @@ async def open_retrieval(settings: Settings, *, create: bool = False, rebuild: b
         stack.push_async_callback(embedder.aclose)
         handle = await connect(settings.weaviate_config())
         stack.push_async_callback(handle.close)
-        store = ChunkStore(handle.client, settings.verbatim_collection)
+        store = ChunkStore(handle.client, settings.verbatim_collection,
+                           query_timeout_s=settings.weaviate_query_timeout_s)
         if rebuild:
             await store.drop()
         await store.open(embedder.name, embedder.dim, ja_tokenization=settings.verbatim_ja_tokenization, create=create)

@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     weaviate_embedded_port: int = 8079
     weaviate_embedded_grpc_port: int = 50060
     weaviate_startup_timeout_s: float = 60.0
+    # The most one search may wait for Weaviate: the client retries an unreachable server for ~63 s, which
+    # would be the asker's wait; past this the question gets its error reply instead.
+    weaviate_query_timeout_s: float = Field(default=4.0, gt=0.0)
     verbatim_collection: str = "VerbatimChunk"
     # BM25 tokenization of Japanese text, fixed when the collection is created (see docs/benchmarks.md).
     verbatim_ja_tokenization: Literal["kagome_ja", "trigram", "gse"] = "kagome_ja"

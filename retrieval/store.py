@@ -25,11 +25,12 @@ Visibility: ``["*"]`` is stored for documents visible everywhere; a channel sees
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from weaviate.classes.config import (
@@ -60,6 +61,9 @@ _RETURNED = [
 ]
 _REGISTRY_NAMESPACE = uuid.UUID("0b5e3c2a-63a4-4f0e-9a57-2d0e6f1c8b44")
 _SENTENCE_NAMESPACE = uuid.UUID("9f1d2c7e-0a4b-4c3d-8e5f-6a7b8c9d0e1f")
+
+
+T = TypeVar("T")
 
 
 class StoreError(RetrievalError):
@@ -156,9 +160,12 @@ class ChunkStore:
     Implements ``retrieval.store_port.Store`` (what the answer path needs) and, for ingest and review, more.
     """
 
-    def __init__(self, client: WeaviateAsyncClient, name: str, options: SearchOptions = SearchOptions()) -> None:
+    def __init__(self, client: WeaviateAsyncClient, name: str, options: SearchOptions = SearchOptions(), *,
+                 query_timeout_s: float = 30.0) -> None:
         self._client = client
         self.name = name
+        # The client retries an unreachable server for about a minute; the answer path waits this long at most.
+        self.query_timeout_s = query_timeout_s
         self.registry_name = f"{name}Document"
         self.sentences_name = f"{name}Sentence"
         self.info: IndexInfo | None = None
@@ -166,7 +173,8 @@ class ChunkStore:
 
     def with_options(self, **changes: Any) -> ChunkStore:
         """The same index, searched with other ``SearchOptions`` (for benchmarks; the production path never)."""
-        other = ChunkStore(self._client, self.name, replace(self.options, **changes))
+        other = ChunkStore(self._client, self.name, replace(self.options, **changes),
+                           query_timeout_s=self.query_timeout_s)
         other.info = self.info
         return other
 
@@ -417,7 +425,20 @@ class ChunkStore:
         alpha: float,
         mode: SearchMode = "hybrid",
     ) -> list[ScoredChunk]:
-        """Hybrid (or pure BM25 / pure vector) search over the chunks ``channel`` may see."""
+        """Hybrid (or pure BM25 / pure vector) search over the chunks ``channel`` may see, within
+        ``query_timeout_s`` (``StoreError`` past it)."""
+        return await self._within("search", self._search(query, vector, language=language, channel=channel,
+                                                         limit=limit, alpha=alpha, mode=mode))
+
+    async def _within(self, what: str, call: Awaitable[T]) -> T:
+        try:
+            return await asyncio.wait_for(call, self.query_timeout_s)
+        except TimeoutError as error:
+            raise StoreError(f"Weaviate did not answer the {what} within {self.query_timeout_s:g} s: check that it "
+                             "is running (WEAVIATE_URL, or the embedded server's log)") from error
+
+    async def _search(self, query: str, vector: np.ndarray | None, *, language: str, channel: str | None,
+                      limit: int, alpha: float, mode: SearchMode) -> list[ScoredChunk]:
         filters = Filter.by_property("visibility").contains_any([EVERYONE, channel] if channel else [EVERYONE])
         for document_id in self.options.exclude_documents:
             filters = filters & Filter.by_property("document_id").not_equal(document_id)
@@ -452,9 +473,12 @@ class ChunkStore:
         ]
 
     async def sentence_hits(self, vector: np.ndarray, chunk_ids: Sequence[str], *, limit: int = 400) -> list[SentenceHit]:
-        """The sentences of these chunks, most similar to ``vector`` first (exact cosine)."""
+        """The sentences of these chunks, most similar to ``vector`` first (exact cosine), within the timeout."""
         if not chunk_ids:
             return []
+        return await self._within("sentence search", self._sentence_hits(vector, chunk_ids, limit))
+
+    async def _sentence_hits(self, vector: np.ndarray, chunk_ids: Sequence[str], limit: int) -> list[SentenceHit]:
         try:
             response = await self._sentences.query.near_vector(
                 near_vector=_floats(vector), limit=limit,
@@ -472,8 +496,8 @@ class ChunkStore:
     async def ready(self) -> bool:
         """Whether a search would be served now: one object fetched over the same (gRPC, keyed) path."""
         try:
-            await self._chunks.query.fetch_objects(limit=1, return_properties=["chunk_id"])
-        except WeaviateBaseError:
+            await self._within("readiness check", self._chunks.query.fetch_objects(limit=1, return_properties=["chunk_id"]))
+        except (WeaviateBaseError, StoreError):
             return False
         return True
 
