@@ -39,10 +39,6 @@ class Judged:
     gold_removed: bool
 
     @property
-    def gold_at_1(self) -> bool:
-        return bool(self.result.sources) and self.result.sources[0].chunk.document_id in self.query.gold and not self.gold_removed
-
-    @property
     def quote_has_answer(self) -> bool:
         """Some shown quote contains a gold answer (what the asker needs), from the gold paragraph."""
         if self.gold_removed or not self.query.answerable or not self.query.answers:

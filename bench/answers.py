@@ -42,7 +42,7 @@ from retrieval.language import detect_language
 from retrieval.weaviate_server import WeaviateHandle, connect
 
 HARVEST = CACHE / "answers"
-EMBEDDER = "e5-small-q4"
+EMBEDDER = E5Embedder.name  # the models are calibrated on its similarities
 HARVEST_VERSION = "1"  # bump when the answer path changes what a harvest holds
 
 
@@ -76,13 +76,13 @@ def load_harvest(name: str) -> list[Judged]:
         return pickle.load(handle)  # our own cache, written by harvest() below
 
 
-async def harvest(names: set[str] | None = None) -> None:
+async def harvest() -> None:
     HARVEST.mkdir(parents=True, exist_ok=True)
     embedder = CachedEmbedder(E5Embedder())
     handle = await connect(bench_weaviate_config(slot=2))
     try:
         for item in HARVESTS:
-            if (names and item.name not in names) or harvest_path(item.name).exists():
+            if harvest_path(item.name).exists():
                 continue
             started = time.perf_counter()
             dataset = item.load()
@@ -104,14 +104,14 @@ async def harvest(names: set[str] | None = None) -> None:
 
 # Which questions the decision may learn from (FIT) and which it is measured on (REPORT). The QA sets with
 # several paragraphs per article split by article (half the articles each), so no article is on both sides.
-SPLIT_BY_ARTICLE = {"squad2": data.squad2, "xquad-en": lambda: data.xquad("en"), "xquad-ru": lambda: data.xquad("ru")}
+SPLIT_BY_ARTICLE = ("squad2", "xquad-en", "xquad-ru")
 
 
-def fit_passages() -> dict[str, set[str]]:
+def fit_passages(datasets: dict[str, data.Dataset]) -> dict[str, set[str]]:
     """Per dataset split by article: the passages of the FIT half of its articles."""
     out = {}
-    for name, load in SPLIT_BY_ARTICLE.items():
-        documents = load().documents
+    for name in SPLIT_BY_ARTICLE:
+        documents = datasets[name].documents
         titles = set(sorted({d.title for d in documents})[::2])
         out[name] = {d.document_id for d in documents if d.title in titles}
     return out
@@ -154,12 +154,15 @@ def group_of(name: str, judged: Judged) -> str:
     return name
 
 
-def rows(names: Sequence[str] = tuple(h.name for h in HARVESTS)) -> list[Row]:
-    fit_half = fit_passages()
+def load_datasets() -> dict[str, data.Dataset]:
+    """Every harvested set, read once (the splits and the verbatim check both need them)."""
+    return {h.name: h.load() for h in HARVESTS}
+
+
+def rows(datasets: dict[str, data.Dataset]) -> list[Row]:
+    fit_half = fit_passages(datasets)
     out = []
-    for name in names:
-        if not harvest_path(name).exists():
-            continue
+    for name in datasets:
         for j in load_harvest(name):
             result = j.result
             retrieved = [h.chunk.text for h in result.retrieved]
@@ -176,14 +179,11 @@ def rows(names: Sequence[str] = tuple(h.name for h in HARVESTS)) -> list[Row]:
 class Point:
     """The four figures of one group of questions at one threshold."""
 
-    threshold: float
-    questions: int
     answered_right: float  # should answer: answered with a quote from a gold passage
     abstained: float  # should not answer: "no support found"
     precision: float  # answered: right (an answer to a should-not question is wrong)
     span_right: float  # should answer: answered with a quote holding a gold answer span (QA sets; nan elsewhere)
     nearest_has_gold: float  # should answer but "no support": a gold passage among the nearest fragments shown
-    answered: int
 
 
 def point(group: Sequence[Row], probabilities: Sequence[float], threshold: float, nearest: int = 3) -> Point:
@@ -194,14 +194,12 @@ def point(group: Sequence[Row], probabilities: Sequence[float], threshold: float
     spans = [r.has_span and a for r, a in should if r.judged.query.answers]
     missed = [r for r, a in should if not a]
     return Point(
-        threshold, len(group),
         answered_right=_share(sum(1 for r, a in should if a and r.right), len(should)),
         abstained=_share(sum(1 for a in should_not if not a), len(should_not)),
         precision=_share(sum(1 for r, _ in answered if r.should_answer and r.right), len(answered)),
         span_right=_share(sum(spans), len(spans)),
         nearest_has_gold=_share(sum(1 for r in missed if {s.chunk.document_id for s in r.judged.result.sources[:nearest]}
                                     & r.judged.query.gold), len(missed)),
-        answered=len(answered),
     )
 
 
@@ -480,7 +478,8 @@ async def main() -> None:
     await harvest()
     if args.harvest_only:
         return
-    all_rows = rows()
+    datasets = load_datasets()
+    all_rows = rows(datasets)
     if args.keep_model:
         models = load_models()
     else:
@@ -494,7 +493,7 @@ async def main() -> None:
     finally:
         await embedder.aclose()
         await handle.close()
-    documents = {h.name: {d.document_id: d.text for d in h.load().documents} for h in HARVESTS}
+    documents = {name: {d.document_id: d.text for d in dataset.documents} for name, dataset in datasets.items()}
     fitted_on = "; ".join(f"{model_name(m)}: {m.trained_on}, threshold {m.threshold}" for m in models.models)
     text = report(models, all_rows, follow, fitted_on, documents)
     write_section("answers", text)

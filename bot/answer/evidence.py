@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.answer.extractive import ScoredSentence
-from bot.answer.lexical import content_terms, coverage
+from bot.answer.lexical import content_terms, coverage, share
 
 FEATURES = ("top_similarity", "margin", "second_similarity", "coverage_best", "coverage_chunk", "answer_type",
             "question_terms", "missing_terms", "missing_long", "entities_missing", "negation_mismatch", "best_in_first",
@@ -103,20 +103,20 @@ def asked_kind(question: str) -> str | None:
 
 
 def _term_weights(terms: frozenset[str], texts: Sequence[str], language: str) -> dict[str, float]:
-    """Each term's inverse document frequency over ``texts``, scaled to 0.1 (in all of them) .. 1 (in none)."""
-    if not texts:
-        return dict.fromkeys(terms, 1.0)
+    """Each term's inverse document frequency over ``texts`` (not empty), scaled to 0.1 (in all) .. 1 (in none)."""
     sets = [content_terms(t, language) for t in texts]
     top = math.log(len(sets) + 1)
-    return {t: 0.1 + 0.9 * math.log((len(sets) + 1) / (1 + sum(1 for s in sets if t in s))) / top for t in terms}
+    # In sorted order, so the weighted sums below add up alike whatever the hash seed (reproducible features).
+    return {t: 0.1 + 0.9 * math.log((len(sets) + 1) / (1 + sum(1 for s in sets if t in s))) / top
+            for t in sorted(terms)}
 
 
-def _weighted_coverage(weights: dict[str, float], text: str, language: str) -> float:
+def _weighted_coverage(weights: dict[str, float], present: frozenset[str]) -> float:
     total = sum(weights.values())
     if total <= 0:
         return 0.0
-    present = content_terms(text, language)
     return sum(w for t, w in weights.items() if t in present) / total
+
 
 
 def evidence(question: str, language: str, ranked: Sequence[ScoredSentence],
@@ -133,6 +133,8 @@ def evidence(question: str, language: str, ranked: Sequence[ScoredSentence],
     second = next((s.similarity for s in ranked[1:] if s.source is not best.source), sims[-1])
     terms = content_terms(without_question_words(question), language)
     chunk_text = best.source.chunk.text
+    # Each text's terms are extracted once: several features compare the question's terms with them.
+    best_terms = content_terms(best.text, language)
     chunk_terms = content_terms(chunk_text, language)
     missing = terms - chunk_terms
     entities = set(_ENTITY.findall(question))
@@ -154,8 +156,8 @@ def evidence(question: str, language: str, ranked: Sequence[ScoredSentence],
         top_similarity=best.similarity,
         margin=best.similarity - sum(sims) / len(sims),
         second_similarity=second,
-        coverage_best=coverage(terms, best.text, language),
-        coverage_chunk=coverage(terms, chunk_text, language),
+        coverage_best=share(terms, best_terms),
+        coverage_chunk=share(terms, chunk_terms),
         answer_type=answer_type,
         question_terms=math.log1p(len(terms)),
         missing_terms=float(len(missing)),
@@ -163,9 +165,9 @@ def evidence(question: str, language: str, ranked: Sequence[ScoredSentence],
         entities_missing=(sum(1 for e in entities if e.lower() not in chunk_text.lower()) / len(entities)) if entities else 0.0,
         negation_mismatch=float(bool(_NEGATION.search(question)) != bool(_NEGATION.search(best.text))),
         best_in_first=float(best.source.label == "S1"),
-        focus_best=_weighted_coverage(weights, best.text, language),
-        focus_window=_weighted_coverage(weights, window, language),
-        focus_chunk=_weighted_coverage(weights, chunk_text, language),
+        focus_best=_weighted_coverage(weights, best_terms),
+        focus_window=_weighted_coverage(weights, content_terms(window, language)),
+        focus_chunk=_weighted_coverage(weights, chunk_terms),
         focus_missing=max((weights[t] for t in missing), default=0.0),
         rerank_gap=(scores[0] - scores[1]) if len(scores) > 1 else 1.0,
         search_top=by_rank[0].search_score,

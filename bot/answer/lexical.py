@@ -44,6 +44,9 @@ def content_terms(text: str, language: str) -> frozenset[str]:
 
 def coverage(question_terms: frozenset[str], text: str, language: str) -> float:
     """The share of the question's content terms found in ``text`` (0 when the question has none)."""
-    if not question_terms:
-        return 0.0
-    return len(question_terms & content_terms(text, language)) / len(question_terms)
+    return share(question_terms, content_terms(text, language))
+
+
+def share(question_terms: frozenset[str], present: frozenset[str]) -> float:
+    """``coverage`` over terms already extracted from the text."""
+    return len(question_terms & present) / len(question_terms) if question_terms else 0.0
