@@ -2,8 +2,9 @@
 
     start     check the Slack settings (one line and exit 2 if they cannot work), check the bot token with
               auth.test, open Weaviate and the exchange log (replaying its journal), build the answer service
-    serve     HTTP on $PORT: /slack/events (HTTP mode), /api/ask, /healthz; Socket Mode instead of
-              /slack/events when SLACK_APP_TOKEN is set; the journal replayed every minute
+    serve     HTTP on $PORT: /slack/events (HTTP mode), /api/ask, /healthz, /readyz; Socket Mode instead of
+              /slack/events when SLACK_APP_TOKEN is set; the journal replayed every minute; questions a crashed
+              instance left behind answered at start-up and every half lease (``bot.slack.recovery``)
     stop      on SIGTERM or SIGINT: stop taking events (close the socket / the listening port), let the
               answers in flight finish and log, then close the clients
 
@@ -41,6 +42,7 @@ from bot.slack.deps import (
     slack_error,
 )
 from bot.slack.http import ServerState, web_application
+from bot.slack.recovery import Recovery
 from retrieval.errors import RetrievalError
 from storage.errors import StorageError
 
@@ -99,6 +101,8 @@ async def running_bot(settings: Settings, deps: SlackDeps, *, host: str = "0.0.0
     await runner.setup()
     socket: AsyncSocketModeHandler | None = None
     replay = asyncio.create_task(_replay_forever(deps, replay_every_s), name="journal-replay")
+    recovery = Recovery(deps)
+    sweeping: asyncio.Task[None] | None = None
     try:
         site = web.TCPSite(runner, host, settings.port if port is None else port)
         try:
@@ -109,12 +113,18 @@ async def running_bot(settings: Settings, deps: SlackDeps, *, host: str = "0.0.0
             assert settings.slack_app_token is not None
             socket = AsyncSocketModeHandler(bolt, settings.slack_app_token.get_secret_value())
             await socket.connect_async()
+        sweeping = asyncio.create_task(recovery.run(), name="recovery")
         yield RunningBot(mode, _base_url(runner, host))
     finally:
         state.draining = True
+        if sweeping is not None:
+            sweeping.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeping
         if socket is not None:
             await socket.close_async()  # no new events; Slack sends them to another connection
         await runner.cleanup()  # no new requests; waits for /api/ask requests in progress
+        await recovery.drain()
         left = await deps.in_flight.drain(drain_timeout_s)
         if left:
             log.error("shutting down with %d answers still running after %.0f s", left, drain_timeout_s)

@@ -101,6 +101,11 @@ class Settings(BaseSettings):
     # Reactions that flag a whole answer; :one: … :nine: flag citation S1 … S9.
     flag_reactions: str = "x,triangular_flag_on_post"
     working_reaction: str = "eyes"
+    # A claimed question is a lease this long, renewed while it is answered; a claim whose lease ran out (or
+    # whose process on this host is gone) is taken over by a retry or by the sweep of another instance.
+    claim_lease_s: float = Field(default=30.0, ge=3.0)
+    # A question left unanswered (a crash) longer than this gets a short "this was missed" reply, not an answer.
+    missed_after_s: float = Field(default=1800.0, gt=0.0)
 
     # The review desk web page (`verbatim review serve`): any bind address but loopback needs REVIEW_TOKEN.
     review_host: str = "127.0.0.1"

@@ -7,8 +7,8 @@ is left rolled back or must be discarded (closing it is enough).
 
 How the pieces fit the bot's path:
 
-    claim_event      when the Slack event arrives: a 'pending' row holding the unique event_id. Slack retries
-                     an event it thinks was slow; the unique constraint makes exactly one replica win.
+    claim_event      (storage.claims) when the Slack event arrives: a 'pending' row holding the unique event_id
+                     with a lease; a claim left behind by a dead instance is taken over there.
     record_exchange  when the reply is posted: completes that row (or inserts it, for the CLI and eval)
                      with its retrieved chunks and citations. Idempotent on the exchange id, which is what
                      lets the journal replay a record after a crash without ever duplicating it.
@@ -24,7 +24,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, delete, exists, func, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
@@ -35,7 +34,6 @@ from storage.records import (
     ExchangeRecord,
     ExchangeSummary,
     RetrievedRecord,
-    Source,
     require_aware,
     require_choice,
 )
@@ -50,40 +48,6 @@ CITATION_TEXT_FIELDS = (
     "label", "claim", "exact_quote", "document_id", "chunk_id", "version", "title", "section", "url",
     "rejection_reason",
 )
-
-
-async def claim_event(
-    session: AsyncSession,
-    event_id: str,
-    *,
-    exchange_id: str,
-    created_at: datetime,
-    source: Source,
-    question: str = "",
-    team_id: str | None = None,
-    channel_id: str | None = None,
-    user_id: str | None = None,
-    thread_ts: str | None = None,
-    question_ts: str | None = None,
-) -> bool:
-    """Claim a Slack event for this process: True if we are first, False if anyone already claimed it.
-
-    The claim is a 'pending' exchange row holding the event id; the unique constraint on event_id decides
-    between replicas, so there is no read-then-write race. Call it with a session holding no other changes:
-    a lost claim rolls the session back.
-    """
-    record = ExchangeRecord(
-        id=exchange_id, created_at=created_at, source=source, question=question, outcome="pending",
-        event_id=event_id, team_id=team_id, channel_id=channel_id, user_id=user_id, thread_ts=thread_ts,
-        question_ts=question_ts,
-    )
-    session.add(_new_exchange(record, record.event_id))
-    try:
-        await session.commit()
-    except IntegrityError:
-        await session.rollback()
-        return False
-    return True
 
 
 async def record_exchange(session: AsyncSession, record: ExchangeRecord) -> None:
@@ -102,7 +66,7 @@ async def record_exchange(session: AsyncSession, record: ExchangeRecord) -> None
             event_id = None
     row = await session.get(Exchange, record.id, populate_existing=True)
     if row is None:
-        session.add(_new_exchange(record, event_id))
+        session.add(new_exchange(record, event_id))
     else:
         # A record without an event id (built after the claim) must not erase the claim's.
         _copy_fields(row, record, event_id if event_id is not None else row.event_id)
@@ -116,7 +80,7 @@ async def record_exchange(session: AsyncSession, record: ExchangeRecord) -> None
 async def get_exchange(session: AsyncSession, exchange_id: str) -> ExchangeRecord | None:
     """The exchange with its retrieved chunks (by rank) and citations (by position), or None."""
     row = await session.scalar(_with_children(select(Exchange).where(Exchange.id == exchange_id)))
-    return None if row is None else _to_record(row)
+    return None if row is None else to_record(row)
 
 
 async def find_by_reply(session: AsyncSession, channel_id: str, reply_ts: str) -> ExchangeRecord | None:
@@ -128,7 +92,7 @@ async def find_by_reply(session: AsyncSession, channel_id: str, reply_ts: str) -
         .limit(1)
     )
     row = await session.scalar(_with_children(statement))
-    return None if row is None else _to_record(row)
+    return None if row is None else to_record(row)
 
 
 async def thread_turns(session: AsyncSession, channel_id: str, thread_ts: str, limit: int = 10, *,
@@ -154,7 +118,7 @@ async def thread_turns(session: AsyncSession, channel_id: str, thread_ts: str, l
         .limit(limit)
     )
     rows = (await session.scalars(_with_children(statement))).all()
-    return [_to_record(row) for row in reversed(rows)]
+    return [to_record(row) for row in reversed(rows)]
 
 
 async def exchange_exists(session: AsyncSession, exchange_id: str) -> bool:
@@ -169,10 +133,11 @@ async def list_exchanges(
     outcome: str | None = None,
     channel_id: str | None = None,
     since: datetime | None = None,
+    before: datetime | None = None,
     limit: int = 50,
     offset: int = 0,
 ) -> list[ExchangeSummary]:
-    """The review queue, newest first.
+    """The review queue, newest first (``since`` inclusive, ``before`` exclusive).
 
     `flagged=True`: exchanges with at least one lead flag still on the reply (resolved or not; the summary
     says how many are unresolved); `False`: exchanges without one; None: both.
@@ -180,6 +145,7 @@ async def list_exchanges(
     if outcome is not None:
         require_choice("outcome", outcome, OUTCOMES)
     require_aware("since", since)
+    require_aware("before", before)
     _require_limit(limit)
     if offset < 0:
         raise ValueError(f"offset must be 0 or more, got {offset}")
@@ -203,6 +169,8 @@ async def list_exchanges(
         statement = statement.where(Exchange.channel_id == channel_id)
     if since is not None:
         statement = statement.where(Exchange.created_at >= since)
+    if before is not None:
+        statement = statement.where(Exchange.created_at < before)
     statement = statement.order_by(Exchange.created_at.desc(), Exchange.id.desc()).limit(limit).offset(offset)
 
     return [
@@ -236,7 +204,7 @@ def _with_children(statement: Select[tuple[Exchange]]) -> Select[tuple[Exchange]
     ).execution_options(populate_existing=True)
 
 
-def _new_exchange(record: ExchangeRecord, event_id: str | None) -> Exchange:
+def new_exchange(record: ExchangeRecord, event_id: str | None) -> Exchange:
     row = Exchange(id=record.id)
     _copy_fields(row, record, event_id)
     return row
@@ -277,7 +245,11 @@ def _citation_rows(record: ExchangeRecord) -> list[Citation]:
     ]
 
 
-def _to_record(row: Exchange) -> ExchangeRecord:
+def to_record(row: Exchange, *, children: bool = True) -> ExchangeRecord:
+    """The frozen record of a row; ``children=False`` for a row loaded without its chunks and citations."""
+    if not children:
+        return ExchangeRecord(id=row.id, event_id=row.event_id, timings_ms=dict(row.timings_ms),
+                              route=dict(row.route), **{name: getattr(row, name) for name in EXCHANGE_FIELDS})
     return ExchangeRecord(
         id=row.id,
         event_id=row.event_id,

@@ -116,6 +116,9 @@ class Exchange(Base):
     reply_ts: Mapped[str | None] = mapped_column(String())
     # Slack's event id: unique, so only one replica can claim an event (Slack retries a slow event).
     event_id: Mapped[str | None] = mapped_column(String(), unique=True)
+    # While pending, the claim is a lease (storage.claims): the instance answering it and until when it holds it.
+    claimed_by: Mapped[str | None] = mapped_column(String())
+    lease_until: Mapped[datetime | None]
     question: Mapped[str] = mapped_column(Text)
     query: Mapped[str | None] = mapped_column(Text)
     outcome: Mapped[str] = mapped_column(String(16))

@@ -1,11 +1,18 @@
 """One question from Slack, from its event to its logged reply. Every taken question ends in a reply.
 
     take      in-process guard (event id and message) -> the channel's line -> (follow-up: is it our thread?)
-              -> claim the event id in the exchange log (at most once across restarts and replicas)
+              -> claim the event id in the exchange log: a lease, renewed while we answer (``storage.claims``);
+              a claim left behind by a dead instance is taken over here, by a retry, or by the start-up sweep
+              (``bot.slack.recovery``)
     working   :eyes: on the question while it waits and is answered
     ask       bot.answer.ask, on its turn in the channel, with the thread's earlier turns as history: it answers,
               calls back here to reply (Block Kit in the question's thread; an error reply if answering or
               posting failed), and records the exchange (through the journal if the database is down)
+
+Exactly-once replies: every reply carries its exchange id in Slack's message metadata. Before the first post of
+a taken-over claim, the thread is searched for a reply with that id (the gone owner may have posted it just
+before dying); if there is one, it is the reply, and nothing is posted again. A claim left behind for longer
+than ``missed_after_s`` gets a short "please ask again" reply instead of a stale answer.
 
 Errors the answer path expects (``ANSWER_ERRORS``: retrieval's root, a timeout) become an error reply and an
 error exchange there. Anything else is a bug: it propagates to Bolt's error handler (``listeners.on_error``),
@@ -14,10 +21,15 @@ which still replies in the thread and logs the exchange, using the ``Attempt`` t
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+
+from slack_sdk.errors import SlackApiError
 
 from bot.answer.ask import Asked, Delivery, Origin, ask, record_failure
 from bot.answer.exchange import SlackContext
@@ -29,11 +41,12 @@ from bot.slack.blocks import (
     answer_message,
     error_message,
     help_message,
+    missed_message,
 )
 from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
 from bot.slack.events import Mention
 from bot.slack.threads import BotUser, thread_of
-from storage.exchanges import claim_event
+from storage.claims import Claim, Lease, claim_event, renew_lease
 from storage.journal import DATABASE_DOWN
 
 log = logging.getLogger(__name__)
@@ -46,13 +59,30 @@ class Attempt:
     exchange_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     taken: bool = False  # claimed: this process owes the asker a reply
+    taken_over: bool = False  # the claim was left behind by another holder, who may have replied already
     reply_ts: str | None = None
     logged: bool = False
 
+    def holds(self, claim: Claim) -> None:
+        """Answer as the claim's exchange (a taken-over claim keeps the id and time it was first claimed with)."""
+        self.exchange_id, self.created_at, self.taken_over = claim.exchange_id, claim.created_at, claim.taken_over
 
-async def take_question(question: Mention, deps: SlackDeps, bot: BotUser, attempt: Attempt) -> None:
-    """Answer ``question`` in its thread unless it was already taken (here, or by another replica)."""
-    if not deps.seen.first_time(question.event_id, question.message_key):
+
+class MissedQuestion(Exception):
+    """A question a crash left unanswered for too long: it got the "please ask again" reply."""
+
+
+REPLY_EVENT_TYPE = "verbatim_reply"  # Slack message metadata on every reply: which exchange it answers
+
+
+async def take_question(question: Mention, deps: SlackDeps, bot: BotUser, attempt: Attempt, *,
+                         claim: Claim | None = None) -> None:
+    """Answer ``question`` in its thread unless it was already taken (here, or by another replica).
+
+    ``claim``: already claimed, and marked taken in this process, by the sweep (``bot.slack.recovery``);
+    otherwise it is marked and claimed here.
+    """
+    if claim is None and not deps.seen.first_time(question.event_id, question.message_key):
         log.info("event %s (retry %d) already taken in this process: dropped", question.event_id, question.retry)
         return
     with deps.in_flight.track(), deps.order.reserve(question.channel, question.ts) as ticket:
@@ -62,13 +92,19 @@ async def take_question(question: Mention, deps: SlackDeps, bot: BotUser, attemp
             if not question.mentioned and not thread.answered_by_bot:
                 return  # a conversation among people in a thread the bot is not part of
             history = thread.history
-        if question.text and not await _claim(question, deps, attempt):
-            return
+        if question.text and claim is None:
+            claim = await _claim(question, deps, attempt)
+            if claim is None:  # another instance holds it (and may yet die: then a retry here may take it)
+                deps.seen.forget(question.event_id, question.message_key)
+                return
+        if claim is not None:
+            attempt.holds(claim)
         attempt.taken = True
         await _react(deps, "add", question)
         try:
-            await ticket.turn()
-            await _answer_and_reply(question, history, deps, attempt)
+            async with _lease_kept(claim, deps):
+                await ticket.turn()
+                await _answer_and_reply(question, history, deps, attempt)
         finally:
             await _react(deps, "remove", question)
 
@@ -76,6 +112,13 @@ async def take_question(question: Mention, deps: SlackDeps, bot: BotUser, attemp
 async def _answer_and_reply(question: Mention, history: tuple[Turn, ...], deps: SlackDeps, attempt: Attempt) -> None:
     if not question.text:  # "@verbatim" and nothing else
         await post_reply(question, help_message(question.language), deps, attempt)
+        return
+    waited = datetime.now(UTC) - attempt.created_at
+    if attempt.taken_over and waited > timedelta(seconds=deps.options.missed_after_s):
+        await post_reply(question, missed_message(question.language, attempt.exchange_id), deps, attempt)
+        missed = MissedQuestion(f"left unanswered for {waited.total_seconds() / 60:.0f} min by an instance that "
+                                "stopped; the asker was asked to ask again")
+        await log_failure(question, deps, attempt, missed)
         return
 
     async def deliver(result: AnswerResult | None, error: BaseException | None) -> Delivery:
@@ -107,31 +150,81 @@ def _origin(question: Mention, attempt: Attempt) -> Origin:
     return Origin("slack", attempt.exchange_id, attempt.created_at, slack)
 
 
-async def _claim(question: Mention, deps: SlackDeps, attempt: Attempt) -> bool:
-    """True when this process may answer: first to claim the event id, or the log is down (guard holds)."""
+def lease_for(deps: SlackDeps) -> Lease:
+    """This instance's lease on a claim, from now."""
+    now = datetime.now(UTC)
+    return Lease(str(deps.instance), now + timedelta(seconds=deps.options.claim_lease_s), now)
+
+
+async def _claim(question: Mention, deps: SlackDeps, attempt: Attempt) -> Claim | None:
+    """The claim this process answers under: new, taken over, or (the log is down: the guard holds) its own;
+    None when another live instance holds it or it was answered."""
+    mine = Claim(attempt.exchange_id, attempt.created_at)
     if not question.event_id:
-        return True
+        return mine
     try:
         async with deps.sessions() as session:
-            first = await claim_event(
+            claim = await claim_event(
                 session, question.event_id, exchange_id=attempt.exchange_id, created_at=attempt.created_at,
-                source="slack", question=question.text, team_id=question.team_id, channel_id=question.channel,
-                user_id=question.user, thread_ts=question.reply_thread, question_ts=question.ts)
+                source="slack", lease=lease_for(deps), owner_gone=deps.instance.owner_gone, question=question.text,
+                team_id=question.team_id, channel_id=question.channel, user_id=question.user,
+                thread_ts=question.reply_thread, question_ts=question.ts)
     except DATABASE_DOWN as error:
         log.warning("cannot claim event %s in the exchange log (%s); answering it once from this process",
                     question.event_id, type(error).__name__)
-        return True
-    if not first:
-        log.info("event %s (retry %d) already claimed by another instance: dropped", question.event_id,
+        return mine
+    if claim is None:
+        log.info("event %s (retry %d) already claimed by a live instance, or answered: dropped", question.event_id,
                  question.retry)
-    return first
+    elif claim.taken_over:
+        log.warning("event %s (retry %d): took over exchange %s left behind by %s", question.event_id,
+                    question.retry, claim.exchange_id, claim.previous_owner)
+    return claim
+
+
+@contextlib.asynccontextmanager
+async def _lease_kept(claim: Claim | None, deps: SlackDeps) -> AsyncIterator[None]:
+    """Renew the claim's lease every third of it while the block runs, so no one takes over a live answer."""
+    if claim is None:
+        yield
+        return
+    renewing = asyncio.create_task(_renew_forever(claim, deps), name=f"lease-{claim.exchange_id}")
+    try:
+        yield
+    finally:
+        renewing.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await renewing
+
+
+async def _renew_forever(claim: Claim, deps: SlackDeps) -> None:
+    while True:
+        await asyncio.sleep(deps.options.claim_lease_s / 3)
+        try:
+            async with deps.sessions() as session:
+                still_ours = await renew_lease(session, claim.exchange_id, lease_for(deps))
+        except DATABASE_DOWN as error:
+            log.warning("cannot renew the lease on exchange %s (%s); answering on", claim.exchange_id,
+                        type(error).__name__)
+            continue
+        if not still_ours:
+            log.warning("exchange %s is no longer ours (taken over, or recorded meanwhile)", claim.exchange_id)
+            return
 
 
 async def post_reply(question: Mention, message: SlackMessage, deps: SlackDeps, attempt: Attempt) -> BaseException | None:
-    """Post ``message`` in the question's thread; None when it was posted, else the Web API's error."""
+    """Post ``message`` in the question's thread; None when it was posted (or, for a taken-over claim, found
+    already posted), else the Web API's error."""
+    if attempt.taken_over and attempt.reply_ts is None:
+        attempt.reply_ts = await _posted_before(question, deps, attempt.exchange_id)
+        if attempt.reply_ts is not None:
+            log.warning("exchange %s was already answered in %s by the instance that stopped (reply %s); not "
+                        "posting again", attempt.exchange_id, question.channel, attempt.reply_ts)
+            return None
     try:
         response = await deps.client.chat_postMessage(
             channel=question.channel, thread_ts=question.reply_thread, unfurl_links=False, unfurl_media=False,
+            metadata={"event_type": REPLY_EVENT_TYPE, "event_payload": {"exchange_id": attempt.exchange_id}},
             **message.as_kwargs())
     except SLACK_ERRORS as error:
         log.error("cannot post the reply to event %s in %s: %s", question.event_id, question.channel,
@@ -140,6 +233,41 @@ async def post_reply(question: Mention, message: SlackMessage, deps: SlackDeps, 
     attempt.reply_ts = str(response.get("ts") or "") or None
     deps.threads.add(f"{question.channel}:{question.reply_thread}")
     return None
+
+
+async def _posted_before(question: Mention, deps: SlackDeps, exchange_id: str) -> str | None:
+    """The ts of a reply in the question's thread that carries this exchange's id, or None.
+
+    If Slack cannot be asked, None: the asker then gets a reply, perhaps a second one, rather than silence.
+    """
+    cursor: str | None = None
+    try:
+        while True:
+            response = await deps.client.conversations_replies(
+                channel=question.channel, ts=question.reply_thread, include_all_metadata=True, limit=200,
+                cursor=cursor)
+            for message in response.get("messages") or ():
+                payload = (message.get("metadata") or {}).get("event_payload") or {}
+                if payload.get("exchange_id") == exchange_id and message.get("ts"):
+                    return str(message["ts"])
+            cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
+            if not cursor:
+                return None
+    except SLACK_ERRORS as error:
+        if isinstance(error, SlackApiError) and error.response.get("error") == "thread_not_found":
+            return None  # no reply at all yet
+        log.warning("cannot look for an earlier reply to exchange %s in %s (%s); replying", exchange_id,
+                    question.channel, slack_error(error))
+        return None
+
+
+async def answer_after_bug(question: Mention, deps: SlackDeps, attempt: Attempt, error: BaseException) -> None:
+    """A bug interrupted a taken question: still reply in its thread (unless a reply went out) and log it."""
+    with deps.in_flight.track():  # a shutdown waits for this reply too
+        if attempt.reply_ts is None:
+            await post_reply(question, error_message(question.language, attempt.exchange_id), deps, attempt)
+        if not attempt.logged:
+            await log_failure(question, deps, attempt, error)
 
 
 async def log_failure(question: Mention, deps: SlackDeps, attempt: Attempt, error: BaseException) -> None:

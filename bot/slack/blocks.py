@@ -75,6 +75,14 @@ def error_message(language: str, exchange_id: str | None = None) -> SlackMessage
     return SlackMessage(text=_fallback(words, language), blocks=tuple(blocks))
 
 
+def missed_message(language: str, exchange_id: str) -> SlackMessage:
+    """The reply to a question a crash left unanswered for too long: ask again, rather than a stale answer."""
+    words = slack_wording_for(language)
+    blocks = (_section(escape_mrkdwn(words.missed)),
+              _context(escape_mrkdwn(words.reference.format(exchange_id=exchange_id))))
+    return SlackMessage(text=_fallback(words.missed, language), blocks=blocks)
+
+
 def help_message(language: str) -> SlackMessage:
     """The reply to a mention that holds no question."""
     words = slack_wording_for(language).help

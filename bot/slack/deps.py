@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.ask import Limits, Recorder
 from bot.answer.service import AnswerDeps
+from bot.instance import Instance
 from bot.settings import Settings
 from bot.slack.concurrency import ChannelOrder, InFlight
 from bot.slack.seen import Seen
@@ -51,6 +52,8 @@ class SlackOptions:
     max_concurrent_answers: int = 8  # across channels: bounds memory in a burst; the store does the real work
     history_turns: int = 10  # earlier exchanges of a thread given to the answer as history
     max_question_chars: int = 4000  # a pasted log is cut: the search needs the question, not the whole paste
+    claim_lease_s: float = 30.0  # a claimed question's lease, renewed every third of it while it is answered
+    missed_after_s: float = 1800.0  # a question left behind longer than this gets the "missed" reply
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SlackOptions:
@@ -59,6 +62,7 @@ class SlackOptions:
             flag_reactions=frozenset(ordered), first_flag_reaction=ordered[0] if ordered else None,
             working_reaction=settings.working_reaction.strip().strip(":") or None,
             lead_user_ids=_names(settings.lead_user_ids), lead_usergroup_id=settings.lead_usergroup_id or None,
+            claim_lease_s=settings.claim_lease_s, missed_after_s=settings.missed_after_s,
         )
 
 
@@ -106,6 +110,7 @@ class SlackDeps:
     threads: Seen = field(default_factory=Seen)  # "channel:thread_ts" of threads this process answered in
     order: ChannelOrder = field(default_factory=ChannelOrder)
     in_flight: InFlight = field(default_factory=InFlight)
+    instance: Instance = field(default_factory=Instance.this)  # the owner named on the claims it holds
     leads: Leads = field(init=False)
     answer_slots: asyncio.Semaphore = field(init=False)
     recorder: Recorder = field(init=False)

@@ -15,8 +15,7 @@ from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.request.async_request import AsyncBoltRequest
 
-from bot.slack.answering import Attempt, log_failure, post_reply, take_question
-from bot.slack.blocks import error_message
+from bot.slack.answering import Attempt, answer_after_bug, take_question
 from bot.slack.deps import SlackDeps
 from bot.slack.events import (
     Mention,
@@ -76,12 +75,7 @@ async def on_error(error: Exception, body: Body, context: AsyncBoltContext, deps
     question = _question_of(body, context)
     if question is None:
         return
-    with deps.in_flight.track():  # a shutdown waits for this reply too
-        if attempt.reply_ts is None:
-            await post_reply(question, error_message(question.language, attempt.exchange_id), deps,
-                             attempt)
-        if not attempt.logged:
-            await log_failure(question, deps, attempt, error)
+    await answer_after_bug(question, deps, attempt, error)
 
 
 def _question_of(body: Body, context: AsyncBoltContext) -> Mention | None:

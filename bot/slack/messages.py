@@ -18,6 +18,7 @@ class SlackWording:
     quotes_not_shown: str  # format with {count}: citations left out to stay under 50 blocks
     reference: str  # format with {exchange_id}: under an error reply, for whoever looks it up
     text_shortened: str  # the end of a cut plain-text fallback
+    missed: str  # a question left unanswered by a crash for longer than MISSED_AFTER_S
 
 
 SLACK_WORDING = {
@@ -28,6 +29,7 @@ SLACK_WORDING = {
         quotes_not_shown="Quotes not shown here (Slack's message size limit): {count}.",
         reference="Reference: {exchange_id}",
         text_shortened="… (shortened)",
+        missed="Sorry — I was restarting when you asked this and could not answer it in time. Please ask again.",
     ),
     "ja": SlackWording(
         help="ドキュメントについての質問をメンション付きで送ってください。ドキュメントの原文をそのまま引用して回答します。",
@@ -36,6 +38,7 @@ SLACK_WORDING = {
         quotes_not_shown="Slackのメッセージ上限のため表示していない引用: {count}件。",
         reference="参照ID: {exchange_id}",
         text_shortened="…（短縮）",
+        missed="申し訳ありません。ご質問をいただいた時に再起動中だったため、時間内に回答できませんでした。もう一度質問してください。",
     ),
     "ru": SlackWording(
         help="Упомяните меня и задайте вопрос по нашим документам — я отвечу дословными цитатами из них.",
@@ -44,6 +47,7 @@ SLACK_WORDING = {
         quotes_not_shown="Не показано цитат (ограничение размера сообщения Slack): {count}.",
         reference="Идентификатор: {exchange_id}",
         text_shortened="… (сокращено)",
+        missed="Извините: когда вы задали этот вопрос, я перезапускался и не успел ответить вовремя. Задайте его, пожалуйста, ещё раз.",
     ),
 }
 

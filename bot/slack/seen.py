@@ -32,3 +32,8 @@ class Seen:
             return False
         self.add(*present)
         return True
+
+    def forget(self, *keys: str) -> None:
+        """Let these keys be taken again (the event's claim went to another instance, which may yet die)."""
+        for key in keys:
+            self._keys.pop(key, None)

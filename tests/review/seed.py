@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from storage.exchanges import claim_event, record_exchange
+from storage.claims import claim_event
+from storage.exchanges import record_exchange
 from storage.flags import add_flag, resolve_flag
-from tests.storage.builders import at, citation, exchange
+from tests.storage.builders import at, citation, exchange, lease
 
 THREAD = "1700000000.000100"
 
@@ -55,7 +56,7 @@ async def seed_log(sessions: async_sessionmaker[AsyncSession], *, question: str 
         for record in (flagged, no_support, error, clean, dismissed):
             await record_exchange(session, record)
         await claim_event(session, "Ev-pending", exchange_id=pending_id, created_at=at(25), source="slack",
-                          channel_id="C-support", question="still thinking")
+                          lease=lease(now=25), channel_id="C-support", question="still thinking")
         open_flag = await add_flag(session, flagged.id, label="S1", user_id="U-lead", reaction="x", is_lead=True,
                                    at=at(1))
         member = await add_flag(session, flagged.id, label="S2", user_id="U-member", reaction="x", is_lead=False,

@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from storage.claims import Lease
 from storage.records import CitationRecord, ExchangeRecord, RetrievedRecord
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -15,6 +16,12 @@ T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 def at(minutes: float = 0, *, days: int = 0) -> datetime:
     """A moment relative to T0, so tests read as a timeline."""
     return T0 + timedelta(days=days, minutes=minutes)
+
+
+def lease(owner: str = "host-a/100/1", *, now: float = 0, for_s: float = 30) -> Lease:
+    """A claim held by ``owner`` from ``now`` (minutes after T0) for ``for_s`` seconds."""
+    start = at(now)
+    return Lease(owner, start + timedelta(seconds=for_s), start)
 
 
 def citation(position: int, *, kept: bool = True, reason: str | None = None, **overrides: Any) -> CitationRecord:

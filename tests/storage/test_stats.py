@@ -6,11 +6,12 @@ from datetime import timedelta
 
 import pytest
 
-from storage.exchanges import claim_event, record_exchange
+from storage.claims import claim_event
+from storage.exchanges import record_exchange
 from storage.flags import add_flag, remove_flag, resolve_flag
 from storage.records import ChannelStats, DayStats
 from storage.stats import channel_stats, daily_channel_stats, daily_stats, percentile
-from tests.storage.builders import T0, at, citation, exchange
+from tests.storage.builders import T0, at, citation, exchange, lease
 from tests.storage.database import Database
 
 
@@ -33,7 +34,7 @@ async def log(db: Database) -> Database:
         for record in (e1, e2, e3, e4, e5, e7, e8, e9):
             await record_exchange(session, record)
         await claim_event(session, "Ev-pending", exchange_id=exchange().id, created_at=at(30), source="slack",
-                          channel_id="C-a")  # e6: claimed, never completed
+                          lease=lease(now=30), channel_id="C-a")  # e6: claimed, never completed
         await add_flag(session, e1.id, label="S2", user_id="U-lead", reaction="x", is_lead=True, at=at(5))
         await add_flag(session, e4.id, label=None, user_id="U-lead", reaction="x", is_lead=True, at=at(5))
         await add_flag(session, e5.id, label="S1", user_id="U-member", reaction="x", is_lead=False, at=at(5))

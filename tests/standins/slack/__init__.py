@@ -76,6 +76,8 @@ What the SDKs do against it (slack-bolt 1.30, slack_sdk 3.47), pinned by ``tests
 
 from __future__ import annotations
 
+import asyncio
+
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 
@@ -147,6 +149,7 @@ class SlackStandIn(Workspace, EventPayloads, EventsOverHttp, SocketMode, WebApi)
         self._usergroups: dict[str, list[str]] = {}
         self._ephemerals: list[JsonDict] = []
         self._faults: dict[str, list[_Fault]] = {}
+        self._stalls: dict[str, list[asyncio.Event]] = {}
         self._tickets: set[str] = set()
         self._sockets: list[web.WebSocketResponse] = []
         self._methods: dict[str, tuple[str, Callable[[JsonDict], JsonDict]]] = {

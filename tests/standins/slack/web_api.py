@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import time
@@ -39,6 +40,13 @@ class WebApi:
         """Answer the next ``times`` calls of ``method`` with ``{"ok": false, "error": error}`` (HTTP ``status``)."""
         self._faults.setdefault(method, []).append(_Fault(times, status, error, None))
 
+    def stall(self, method: str) -> asyncio.Event:
+        """Carry out the next call of ``method`` but hold its response until the returned event is set: the
+        caller is left waiting, as on a slow network, with the call's effect already in the workspace."""
+        release = asyncio.Event()
+        self._stalls.setdefault(method, []).append(release)
+        return release
+
     # ------------------------------------------------------------------ the HTTP side of the Web API
 
     async def _api(self, request: web.Request) -> web.Response:
@@ -67,6 +75,8 @@ class WebApi:
             body = handler(params)
         except _SlackError as error:
             return answer(200, {"ok": False, "error": error.error, **error.extra})
+        if self._stalls.get(method):
+            await self._stalls[method].pop(0).wait()
         return answer(200, {"ok": True, **body})
 
     async def _read_params(self, request: web.Request) -> tuple[JsonDict, str | None, str]:
@@ -205,12 +215,12 @@ class WebApi:
             raise _SlackError("thread_not_found")
         is_reply = stored.get("thread_ts") not in (None, ts)
         messages = [self._render(channel, stored)] if is_reply else self.thread(channel, str(ts))
-        return self._page(messages, params)
+        return self._page(_with_metadata(messages, params), params)
 
     def _conversations_history(self, params: JsonDict) -> JsonDict:
         channel = self._channel_param(params)
         top_level = [m for m in self.messages(channel) if m.get("thread_ts") in (None, m["ts"])]
-        return self._page(list(reversed(top_level)), params)
+        return self._page(_with_metadata(list(reversed(top_level)), params), params)
 
     def _conversations_info(self, params: JsonDict) -> JsonDict:
         channel = self._channel_param(params)
@@ -353,6 +363,13 @@ class WebApi:
                              "latest_reply": replies[-1]["ts"], "reply_users": users, "is_locked": False,
                              "subscribed": False})
         return rendered
+
+
+def _with_metadata(messages: list[JsonDict], params: JsonDict) -> list[JsonDict]:
+    """Slack shows a message's metadata only to a caller that asks for it (``include_all_metadata``)."""
+    if str(params.get("include_all_metadata", "")).lower() in ("true", "1"):
+        return messages
+    return [{k: v for k, v in m.items() if k != "metadata"} for m in messages]
 
 
 def _block_problems(block: JsonDict, where: str) -> list[str]:
