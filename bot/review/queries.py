@@ -1,16 +1,21 @@
-"""The review queue: the union the desk shows by default (flagged OR no_support OR error), composed from
+"""The review queue: the union the desk shows by default (flagged OR no_support OR error OR stuck), composed from
 `storage.exchanges.list_exchanges`, one call per selection, merged newest first. No SQL here: every query
 lives in `storage/` (thread history is `storage.exchanges.thread_turns`, existence `exchange_exists`).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.exchanges import list_exchanges
 from storage.records import ExchangeSummary
+
+
+# A pending exchange older than this is stuck: the running instances' sweep answers a left-behind one within a
+# lease (30 s by default), so a question still pending after 10 minutes needs a person to look.
+STUCK_AFTER = timedelta(minutes=10)
 
 
 async def review_queue(
@@ -23,17 +28,21 @@ async def review_queue(
     channel_id: str | None = None,
     since: datetime | None = None,
     limit: int = 50,
+    now: datetime | None = None,
 ) -> list[ExchangeSummary]:
-    """The review queue, newest first: exchanges that are flagged, or had no support, or failed.
+    """The review queue, newest first: exchanges that are flagged, or had no support, or failed, or are stuck.
 
     Each of `flagged`, `no_support`, `errors` adds its exchanges; none of them means all three (the default
-    queue). `everything` lists every exchange instead (pending ones too).
+    queue) plus the stuck ones: still pending `STUCK_AFTER` after they were asked (a crash left them and no
+    instance has finished them: nobody is running, or answering them keeps failing). `everything` lists every
+    exchange instead (pending ones too).
     """
     if everything:
         return await list_exchanges(session, channel_id=channel_id, since=since, limit=limit)
+    selections: list[dict[str, object]] = []
     if not (flagged or no_support or errors):
         flagged = no_support = errors = True
-    selections: list[dict[str, object]] = []
+        selections.append({"outcome": "pending", "before": (now or datetime.now(UTC)) - STUCK_AFTER})
     if flagged:
         selections.append({"flagged": True})
     if no_support:

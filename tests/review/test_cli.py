@@ -51,8 +51,10 @@ async def test_list_shows_the_review_queue_for_people_and_as_json_lines(
 
     lines = await run(review_env, "list", "--json", cwd=tmp_path)
     rows = [json.loads(line) for line in lines.stdout.splitlines()]
-    assert [row["id"] for row in rows] == [seeded.dismissed, seeded.error, seeded.no_support, seeded.flagged]
-    assert rows[-1]["unresolved_lead_flags"] == 1 and rows[-1]["created_at"] == "2026-03-02T09:00:00+00:00"
+    # The pending question was asked months ago: stuck, so it is in the queue too (newest).
+    assert [row["id"] for row in rows] == [seeded.pending, seeded.dismissed, seeded.error, seeded.no_support,
+                                           seeded.flagged]
+    assert rows[0]["outcome"] == "pending" and rows[-1]["unresolved_lead_flags"] == 1 and rows[-1]["created_at"] == "2026-03-02T09:00:00+00:00"
 
     narrowed = await run(review_env, "list", "--flagged", "--since", "2026-03-02T09:10Z", "--json", cwd=tmp_path)
     assert [json.loads(line)["id"] for line in narrowed.stdout.splitlines()] == [seeded.dismissed]

@@ -26,13 +26,23 @@ async def seeded(db: Database) -> Seeded:
 
 
 async def ids(db: Database, **filters: object) -> list[str]:
+    """The queue as it is at ``now`` (default: 5 minutes after the pending question was asked)."""
+    filters.setdefault("now", at(30))
     async with db.sessions() as session:
         return [item.id for item in await review_queue(session, **filters)]  # type: ignore[arg-type]
 
 
 async def test_default_queue_is_flagged_no_support_and_errors_newest_first(db: Database, seeded: Seeded) -> None:
-    """A flag resolved as not a problem still shows (the lead can see it was handled); clean and pending do not."""
+    """A flag resolved as not a problem still shows (the lead can see it was handled); clean ones do not, nor a
+    question still being answered (asked 5 minutes ago)."""
     assert await ids(db) == [seeded.dismissed, seeded.error, seeded.no_support, seeded.flagged]
+
+
+async def test_a_question_still_pending_ten_minutes_after_it_was_asked_is_in_the_default_queue(
+        db: Database, seeded: Seeded) -> None:
+    """A crash left it and no instance finished it: a lead must see it, not only `review list --all`."""
+    assert await ids(db, now=at(36)) == [seeded.pending, seeded.dismissed, seeded.error, seeded.no_support,
+                                         seeded.flagged]
 
 
 @pytest.mark.parametrize(

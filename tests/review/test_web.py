@@ -68,9 +68,10 @@ async def test_queue_shows_the_default_queue_and_a_script_in_a_question_as_text(
         response = await client.get("/")
         page = await response.text()
     assert response.status == 200
-    for exchange_id in (seeded.flagged, seeded.no_support, seeded.error, seeded.dismissed):
+    # The pending question was asked months ago: stuck, so a lead sees it in the queue.
+    for exchange_id in (seeded.flagged, seeded.no_support, seeded.error, seeded.dismissed, seeded.pending):
         assert f'href="/exchanges/{exchange_id}"' in page
-    assert seeded.clean not in page and seeded.pending not in page
+    assert seeded.clean not in page
     assert "<script>" not in page
     assert "&lt;script&gt;alert(&#x27;pwned&#x27;)&lt;/script&gt;" in page
     assert "script-src" not in response.headers["Content-Security-Policy"]  # default-src 'none': no script runs
