@@ -148,3 +148,17 @@ async def test_one_good_and_one_invented_quote_show_only_the_good_one(deps: Answ
     assert [c.text for c in result.outcome.claims] == ["Full refund within 30 days."]
     assert [r.text for r in result.outcome.rejected] == ["Refunds are instant."]
     assert "instant" not in json.dumps(to_json(result, "00000000-0000-4000-8000-000000000000"))
+
+
+async def test_a_cohere_that_never_answers_in_time_holds_no_answer_past_its_timeouts(
+        deps: AnswerDeps, cohere_api: CohereStandIn) -> None:
+    """Rerank and chat both slower than COHERE_TIMEOUT_S: each call is cut at its timeout and the local parts
+    answer (docs/benchmarks.md, "faults", has the time this takes)."""
+    cohere_api.script_rerank(delay(3.0))
+    cohere_api.script_chat(delay(3.0))
+    result = await answer(Question(REFUND_QUESTION), deps)
+    assert (result.route.reranker, result.route.composer) == ("local-sentence-fusion", "extractive")
+    assert "compose: timeout" in result.route.fallbacks
+    assert "rerank: Cohere Rerank failed (ReadTimeout)" in result.route.fallbacks
+    assert isinstance(result.outcome, Answered)
+    assert_every_shown_quote_is_verbatim(result)
