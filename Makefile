@@ -29,3 +29,4 @@ bench: weaviate
 	$(BIN)/python -m bench.retrieval
 	$(BIN)/python -m bench.answers
 	$(BIN)/python -m bench.slack
+	$(BIN)/python -m bench.faults

@@ -94,7 +94,8 @@ def review() -> None:
 @_run
 async def list_command(flagged: bool, no_support: bool, errors: bool, everything: bool, since: str | None,
                        channel: str | None, limit: int, as_json: bool) -> None:
-    """The review queue, newest first: flagged, no-support and error exchanges (each option narrows to it)."""
+    """The review queue, newest first: flagged, no-support and error exchanges, and questions stuck pending (each
+    option narrows to it)."""
     start = _since(since)
     async with open_log(load_settings().database_url_value()) as sessions, sessions() as session:
         queue = await review_queue(session, flagged=flagged, no_support=no_support, errors=errors,
