@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from retrieval.embedders import Embedder
-from retrieval.weaviate_server import WeaviateConfig
+from retrieval.weaviate_config import WeaviateConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "bench" / ".cache"

@@ -40,7 +40,7 @@ from retrieval.ingest import (
     load_paths,
 )
 from retrieval.search import SearchResult, search
-from retrieval.weaviate_server import ServerInstallError, install_server
+from retrieval.weaviate_install import ServerInstallError, install_server
 from storage.errors import StorageError
 from storage.records import Source
 

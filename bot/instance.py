@@ -13,15 +13,13 @@ import os
 import socket
 from dataclasses import dataclass
 
+from retrieval.processes import pid_exists, process_start_time
+
 
 def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot, or None when it does not exist (or no /proc)."""
-    try:
-        stat = open(f"/proc/{pid}/stat", encoding="ascii", errors="replace").read()
-    except OSError:
-        return None
-    # The second field (the command) is in parentheses and may hold spaces; field 22 is the start time.
-    return stat.rsplit(")", 1)[-1].split()[19]
+    """The process's start time as an instance names it, or None when /proc has none for it."""
+    start_time = process_start_time(pid)
+    return None if start_time is None else str(start_time)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,15 +47,5 @@ class Instance:
             return start != self.start
         now = _start_time(pid)
         if now is None:
-            return not _exists(pid)
+            return not pid_exists(pid)
         return start not in ("?", now)
-
-
-def _exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

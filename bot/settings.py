@@ -18,7 +18,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from retrieval.chunking import ChunkingConfig
 from retrieval.search_config import SearchConfig, tuning_for
-from retrieval.weaviate_server import WEAVIATE_VERSION, WeaviateConfig
+from retrieval.weaviate_config import WeaviateConfig
+from retrieval.weaviate_install import WEAVIATE_VERSION
 
 EmbedderName = Literal["auto", "e5", "use", "cohere"]
 

@@ -1,8 +1,8 @@
 """What can go wrong in retrieval, as one small hierarchy, so the edges catch one root and not a tuple.
 
     RetrievalError
-    ├── StoreUnavailable    Weaviate cannot be started or reached          (retrieval.weaviate_server)
-    ├── ServerInstallError  the Weaviate server binary cannot be built     (retrieval.weaviate_server)
+    ├── StoreUnavailable    Weaviate cannot be started or reached          (retrieval.weaviate_config)
+    ├── ServerInstallError  the Weaviate server binary cannot be built     (retrieval.weaviate_install)
     ├── StoreError          Weaviate refused an operation                  (retrieval.store)
     │   ├── IndexMismatch   the index was built with another embedder or schema
     │   └── IndexMissing    nothing has been ingested yet

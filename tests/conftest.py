@@ -16,12 +16,9 @@ import pytest
 
 from retrieval.embedders.local import E5Embedder
 from retrieval.store import ChunkStore
-from retrieval.weaviate_server import (
-    WeaviateConfig,
-    WeaviateHandle,
-    connect,
-    embedded_binary_path,
-)
+from retrieval.weaviate_config import WeaviateConfig
+from retrieval.weaviate_install import embedded_binary_path
+from retrieval.weaviate_server import WeaviateHandle, connect
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_CORPUS = REPO / "demo" / "corpus"

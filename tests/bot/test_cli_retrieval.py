@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from retrieval.weaviate_server import WeaviateConfig
+from retrieval.weaviate_config import WeaviateConfig
 from tests.conftest import DEMO_CORPUS, free_port
 
 VERBATIM = str(Path(sys.executable).parent / "verbatim")

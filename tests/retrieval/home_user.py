@@ -11,7 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from retrieval.weaviate_server import WeaviateConfig, connect
+from retrieval.weaviate_config import WeaviateConfig
+from retrieval.weaviate_server import connect
 
 
 async def main(data_dir: str, binary_dir: str, port: str, grpc_port: str) -> None:

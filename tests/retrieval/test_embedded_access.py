@@ -12,7 +12,8 @@ from pathlib import Path
 import grpc
 from weaviate.proto.v1 import search_get_pb2, weaviate_pb2_grpc
 
-from retrieval.weaviate_server import WeaviateConfig, WeaviateHandle
+from retrieval.weaviate_config import WeaviateConfig
+from retrieval.weaviate_server import WeaviateHandle
 
 
 def rest_status(config: WeaviateConfig, key: str | None) -> int:

@@ -30,18 +30,16 @@ import pytest
 from weaviate.embedded import EmbeddedOptions, EmbeddedV4
 
 from retrieval.chunks import Chunk
-from retrieval.store import ChunkStore, DocumentRecord, IndexedChunk, StoreError
-from retrieval.weaviate_server import (
+from retrieval.embedded_home import (
     _EMBEDDED_ENV,
-    ProcessId,
-    StoreUnavailable,
-    WeaviateConfig,
-    WeaviateHandle,
-    connect,
     home_api_key,
     read_server_record,
     running_servers,
 )
+from retrieval.processes import ProcessId
+from retrieval.store import ChunkStore, DocumentRecord, IndexedChunk, StoreError
+from retrieval.weaviate_config import StoreUnavailable, WeaviateConfig
+from retrieval.weaviate_server import WeaviateHandle, connect
 from tests.conftest import REPO, free_port
 
 COLLECTION = "Home"
@@ -133,7 +131,7 @@ async def test_a_second_home_on_the_same_ports_gets_a_server_of_its_own(
     config_a = home(tmp_path, "a", weaviate_binary_dir, port, grpc_port)
     config_b = home(tmp_path, "b", weaviate_binary_dir, port, grpc_port)
     a = await connect(config_a)
-    with caplog.at_level(logging.WARNING, logger="retrieval.weaviate_server"):
+    with caplog.at_level(logging.WARNING, logger="retrieval.embedded_home"):
         b = await connect(config_b)
     try:
         assert server_pid(b) != server_pid(a)
@@ -167,7 +165,7 @@ async def test_ports_held_by_another_program_move_the_home_to_free_ones(
             listener.listen()
             ports.append(int(listener.getsockname()[1]))
         config = home(tmp_path, "h", weaviate_binary_dir, ports[0], ports[1])
-        with caplog.at_level(logging.WARNING, logger="retrieval.weaviate_server"):
+        with caplog.at_level(logging.WARNING, logger="retrieval.embedded_home"):
             handle = await connect(config)
         try:
             assert f"WEAVIATE_EMBEDDED_PORT {ports[0]} is held by another program" in caplog.text

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from retrieval.store import ChunkStore, StoreError
-from retrieval.weaviate_server import WeaviateConfig, WeaviateHandle, connect
+from retrieval.weaviate_config import WeaviateConfig
+from retrieval.weaviate_server import WeaviateHandle, connect
 from tests.conftest import free_port
 
 

@@ -15,7 +15,8 @@ from bot.answer.service import AnswerDeps
 from bot.answer.wording import WORDING
 from retrieval.embedders.local import E5Embedder
 from retrieval.store import ChunkStore
-from retrieval.weaviate_server import WeaviateConfig, WeaviateHandle, connect
+from retrieval.weaviate_config import WeaviateConfig
+from retrieval.weaviate_server import WeaviateHandle, connect
 from storage.exchanges import list_exchanges
 from tests.slack.conftest import open_database
 from tests.slack.harness import ANSWER, FOLLOW_UP, QUESTION, Bot, Database, started_bot
