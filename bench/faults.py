@@ -44,7 +44,8 @@ from typing import Any
 import aiohttp
 
 from bench.common import ROOT, machine_line, table, write_section
-from retrieval.weaviate_server import WeaviateConfig, WeaviateHandle, connect
+from retrieval.weaviate_config import WeaviateConfig
+from retrieval.weaviate_server import WeaviateHandle, connect
 from storage.db import create_engine, create_session_factory
 from storage.exchanges import list_exchanges
 from storage.migrate import upgrade
