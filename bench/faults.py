@@ -445,6 +445,11 @@ def main() -> None:
         "",
         table(["fault", "asker's reply", "recovery", "exchanges lost", "answered twice", "how"],
               [(r.fault, seconds(r.reply_s), seconds(r.recovery_s), r.lost, r.twice, r.note) for r in rows]),
+        "",
+        "A killed bot's rows include its restart (the bench starts it again at once). A claim is taken over at once",
+        "when its owner was a process of the same host; a replica on another host waits out the lease",
+        "(`CLAIM_LEASE_S`, 30 s) and the next sweep (every 15 s). A store outage is bounded by",
+        "`WEAVIATE_QUERY_TIMEOUT_S` (4 s) per search; healing is checked every 5 s.",
     ])
     write_section("faults", markdown)
     print(markdown)
