@@ -24,7 +24,7 @@ from retrieval.embedders import Embedder
 from retrieval.embedders.cohere_embed import CohereEmbedder
 from retrieval.embedders.local import E5Embedder, UseEmbedder
 from retrieval.rerank import CohereReranker, LocalReranker
-from retrieval.store import ChunkStore
+from retrieval.store import ChunkStore, Replication
 from retrieval.weaviate_server import WeaviateHandle, connect
 from storage import migrate
 from storage.db import (
@@ -88,7 +88,9 @@ async def open_retrieval(settings: Settings, *, create: bool = False, rebuild: b
         handle = await connect(settings.weaviate_config())
         stack.push_async_callback(handle.close)
         store = ChunkStore(handle.client, settings.verbatim_collection,
-                           query_timeout_s=settings.weaviate_query_timeout_s)
+                           query_timeout_s=settings.weaviate_query_timeout_s,
+                           replication=Replication(settings.weaviate_replication_factor,
+                                                   settings.weaviate_consistency))
         if rebuild:
             await store.drop()
         await store.open(embedder.name, embedder.dim, ja_tokenization=settings.verbatim_ja_tokenization, create=create)

@@ -41,6 +41,11 @@ class Settings(BaseSettings):
     # The most one search may wait for Weaviate: the client retries an unreachable server for ~63 s, which
     # would be the asker's wait; past this the question gets its error reply instead.
     weaviate_query_timeout_s: float = Field(default=4.0, gt=0.0)
+    # On a Weaviate cluster: copies of each shard for the collections Verbatim creates (an existing collection
+    # keeps its own), and the consistency level of every read and write. QUORUM with 3 copies: one node may be
+    # down and every answer and ingest still goes through.
+    weaviate_replication_factor: int = Field(default=1, ge=1)
+    weaviate_consistency: Literal["ONE", "QUORUM", "ALL"] = "QUORUM"
     verbatim_collection: str = "VerbatimChunk"
     # BM25 tokenization of Japanese text, fixed when the collection is created (see docs/benchmarks.md).
     verbatim_ja_tokenization: Literal["kagome_ja", "trigram", "gse"] = "kagome_ja"

@@ -21,6 +21,10 @@ indexed. It is written last, after the new chunks are in and the old ones gone, 
 ingest is retried rather than skipped.
 
 Visibility: ``["*"]`` is stored for documents visible everywhere; a channel sees ``"*"`` and its own id.
+
+On a Weaviate cluster (``Replication``): new collections are made with the replication factor, and every read and
+write asks for the consistency level (QUORUM by default: with 3 replicas, one node may be down and nothing is
+lost or refused). On one server both are no-ops.
 """
 
 from __future__ import annotations
@@ -34,9 +38,11 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 from weaviate.classes.config import (
+    ConsistencyLevel,
     Configure,
     DataType,
     Property,
+    ReplicationDeletionStrategy,
     Tokenization,
     VectorDistances,
 )
@@ -154,6 +160,19 @@ class SearchOptions:
     stemming: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class Replication:
+    """How collections live on a cluster: copies of each shard (for new collections) and the consistency level
+    each read and write asks for."""
+
+    factor: int = 1
+    consistency: Literal["ONE", "QUORUM", "ALL"] = "QUORUM"
+
+    def __post_init__(self) -> None:
+        if self.factor < 1:
+            raise ValueError(f"the replication factor must be 1 or more, got {self.factor}")
+
+
 class ChunkStore:
     """Chunks in Weaviate: replace a document's chunks by version, and hybrid search with visibility.
 
@@ -161,8 +180,9 @@ class ChunkStore:
     """
 
     def __init__(self, client: WeaviateAsyncClient, name: str, options: SearchOptions = SearchOptions(), *,
-                 query_timeout_s: float = 30.0) -> None:
+                 query_timeout_s: float = 30.0, replication: Replication = Replication()) -> None:
         self._client = client
+        self.replication = replication
         self.name = name
         # The client retries an unreachable server for about a minute; the answer path waits this long at most.
         self.query_timeout_s = query_timeout_s
@@ -174,21 +194,34 @@ class ChunkStore:
     def with_options(self, **changes: Any) -> ChunkStore:
         """The same index, searched with other ``SearchOptions`` (for benchmarks; the production path never)."""
         other = ChunkStore(self._client, self.name, replace(self.options, **changes),
-                           query_timeout_s=self.query_timeout_s)
+                           query_timeout_s=self.query_timeout_s, replication=self.replication)
         other.info = self.info
         return other
 
     @property
     def _chunks(self) -> CollectionAsync:
-        return self._client.collections.use(self.name)
+        return self._use(self.name)
 
     @property
     def _sentences(self) -> CollectionAsync:
-        return self._client.collections.use(self.sentences_name)
+        return self._use(self.sentences_name)
 
     @property
     def _registry(self) -> CollectionAsync:
-        return self._client.collections.use(self.registry_name)
+        return self._use(self.registry_name)
+
+    def _use(self, name: str) -> CollectionAsync:
+        return self._client.collections.use(name).with_consistency_level(
+            ConsistencyLevel(self.replication.consistency))
+
+    def _replication_config(self) -> dict[str, Any]:
+        """``collections.create`` arguments for the replication factor (none on one server: its default)."""
+        if self.replication.factor == 1:
+            return {}
+        # Time-based: a chunk deleted (its document replaced) while a replica was down stays deleted when that
+        # replica comes back, instead of the replica's stale copy being copied back everywhere.
+        return {"replication_config": Configure.replication(
+            factor=self.replication.factor, deletion_strategy=ReplicationDeletionStrategy.TIME_BASED_RESOLUTION)}
 
     # -- schema --------------------------------------------------------------------------------
 
@@ -243,6 +276,7 @@ class ChunkStore:
         await self._client.collections.create(
             self.name,
             description=info.to_description(),
+            **self._replication_config(),
             vector_config=Configure.Vectors.self_provided(
                 vector_index_config=Configure.VectorIndex.hnsw(distance_metric=VectorDistances.COSINE),
             ),
@@ -271,6 +305,7 @@ class ChunkStore:
         await self._client.collections.create(
             self.registry_name,
             description="Verbatim: the version of each document now indexed",
+            **self._replication_config(),
             vector_config=Configure.Vectors.self_provided(),
             properties=[
                 Property(name="document_id", data_type=DataType.TEXT, tokenization=Tokenization.FIELD),
@@ -285,6 +320,7 @@ class ChunkStore:
         await self._client.collections.create(
             self.sentences_name,
             description="Verbatim: sentence vectors of the chunks in " + self.name,
+            **self._replication_config(),
             # Always searched within a handful of chunks: an exact flat index is both right and fast.
             vector_config=Configure.Vectors.self_provided(
                 vector_index_config=Configure.VectorIndex.flat(distance_metric=VectorDistances.COSINE),

@@ -1,0 +1,159 @@
+"""A real 3-node Weaviate cluster on loopback, from the same server binary as Weaviate Embedded.
+
+Each node is its own process with its own data folder and ports (HTTP, gRPC, gossip + data, Raft + Raft RPC),
+joined with CLUSTER_JOIN (gossip), RAFT_JOIN and RAFT_BOOTSTRAP_EXPECT=3, as Weaviate's own local multi-node
+set-up does, behind one API key. ``kill``/``start`` one node to test what happens while it is down and after it
+comes back. Used by the cluster tests and nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NODES = 3
+
+
+def _free_pair() -> int:
+    """A free port whose successor is free too (Weaviate wants data = gossip + 1, Raft RPC = Raft + 1)."""
+    while True:
+        with socket.socket() as first:
+            first.bind(("127.0.0.1", 0))
+            port = int(first.getsockname()[1])
+            try:
+                with socket.socket() as second:
+                    second.bind(("127.0.0.1", port + 1))
+                    return port
+            except OSError:
+                continue
+
+
+def _free() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Node:
+    name: str
+    data: Path
+    http: int
+    grpc: int
+    gossip: int
+    raft: int
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.http}"
+
+    @property
+    def grpc_url(self) -> str:
+        return f"http://127.0.0.1:{self.grpc}"
+
+
+@dataclass
+class Cluster:
+    folder: Path
+    binary: Path
+    key: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    nodes: list[Node] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for index in range(NODES):
+            self.nodes.append(Node(f"node{index + 1}", self.folder / f"node{index + 1}", _free(), _free(),
+                                   _free_pair(), _free_pair()))
+
+    def _environment(self, node: Node) -> dict[str, str]:
+        first = self.nodes[0]
+        return os.environ | {
+            "PERSISTENCE_DATA_PATH": str(node.data),
+            "DISABLE_TELEMETRY": "true",
+            "LOG_LEVEL": "warning",
+            "ENABLE_MODULES": "",
+            "ENABLE_TOKENIZER_KAGOME_JA": "true",
+            "QUERY_DEFAULTS_LIMIT": "20",
+            "GRPC_PORT": str(node.grpc),
+            "CLUSTER_HOSTNAME": node.name,
+            "CLUSTER_IN_LOCALHOST": "true",
+            "CLUSTER_ADVERTISE_ADDR": "127.0.0.1",
+            "CLUSTER_BIND_ADDR": "127.0.0.1",
+            "CLUSTER_GOSSIP_BIND_PORT": str(node.gossip),
+            "CLUSTER_DATA_BIND_PORT": str(node.gossip + 1),
+            "CLUSTER_JOIN": f"127.0.0.1:{first.gossip}",
+            "RAFT_PORT": str(node.raft),
+            "RAFT_INTERNAL_RPC_PORT": str(node.raft + 1),
+            "RAFT_JOIN": ",".join(f"{n.name}:{n.raft}" for n in self.nodes),
+            "RAFT_BOOTSTRAP_EXPECT": str(NODES),
+            "RAFT_TIMEOUTS_MULTIPLIER": "1",
+            "GO_PROFILING_DISABLE": "true",
+            "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "false",
+            "AUTHENTICATION_APIKEY_ENABLED": "true",
+            "AUTHENTICATION_APIKEY_USERS": "verbatim",
+            "AUTHENTICATION_APIKEY_ALLOWED_KEYS": self.key,
+            "CLUSTER_BASIC_AUTH_USERNAME": "verbatim",
+            "CLUSTER_BASIC_AUTH_PASSWORD": self.key,
+        }
+
+    def start(self, node: Node) -> None:
+        node.data.mkdir(parents=True, exist_ok=True)
+        log = open(self.folder / f"{node.name}.log", "ab")  # noqa: SIM115 - the child holds it
+        node.process = subprocess.Popen(
+            [str(self.binary), "--host", "127.0.0.1", "--port", str(node.http), "--scheme", "http",
+             "--read-timeout=600s", "--write-timeout=600s"],
+            env=self._environment(node), stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+        log.close()
+
+    def kill(self, node: Node) -> None:
+        """SIGKILL: a node lost, no goodbye to the others."""
+        if node.process is not None and node.process.poll() is None:
+            node.process.send_signal(signal.SIGKILL)
+            node.process.wait()
+        node.process = None
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            if node.process is not None and node.process.poll() is None:
+                node.process.terminate()
+        for node in self.nodes:
+            if node.process is not None:
+                try:
+                    node.process.wait(30)
+                except subprocess.TimeoutExpired:
+                    node.process.kill()
+                    node.process.wait()
+                node.process = None
+
+    async def until_ready(self, *nodes: Node, timeout: float = 120.0) -> None:
+        """Wait until each node answers ready and sees the whole cluster healthy."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        pending = list(nodes or self.nodes)
+        while pending and loop.time() < deadline:
+            pending = [n for n in pending if not await asyncio.to_thread(self._healthy, n)]
+            if pending:
+                await asyncio.sleep(0.5)
+        if pending:
+            raise AssertionError(f"Weaviate nodes {[n.name for n in pending]} not ready within {timeout:.0f} s; "
+                                 f"see {self.folder}/*.log")
+
+    def _healthy(self, node: Node) -> bool:
+        if node.process is None or node.process.poll() is not None:
+            raise AssertionError(f"{node.name} is not running; see {self.folder / (node.name + '.log')}")
+        request = urllib.request.Request(f"{node.url}/v1/nodes", headers={"Authorization": f"Bearer {self.key}"})
+        try:
+            with urllib.request.urlopen(request, timeout=2) as response:
+                nodes = json.loads(response.read()).get("nodes", [])
+        except (urllib.error.URLError, OSError, ValueError):
+            return False
+        return len(nodes) == NODES and all(n.get("status") == "HEALTHY" for n in nodes)
