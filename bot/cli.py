@@ -14,31 +14,18 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from bot.answer.ask import Asked, Origin, Recorder, ask
 from bot.answer.query import Turn
 from bot.answer.render import citations, error_json, to_json
 from bot.answer.service import AnswerDeps, AnswerResult, Question
-from bot.cli_support import async_command, fail, load_settings, read_jsonl
+from bot.cli_sources import documents, sync_command
+from bot.cli_support import async_command, fail, load_settings, outcome_printer, read_jsonl
 from bot.review.cli import review
 from bot.runtime import Storage, build_answer_deps, open_retrieval, open_storage
 from bot.serve import serve_command
 from retrieval.errors import RetrievalError
-from retrieval.ingest import (
-    IngestLimits,
-    IngestReport,
-    Outcome,
-    Status,
-    ingest,
-    load_paths,
-)
+from retrieval.ingest import IngestLimits, IngestReport, ingest, load_paths
 from retrieval.search import SearchResult, search
 from retrieval.weaviate_install import ServerInstallError, install_server
 from storage.errors import StorageError
@@ -60,6 +47,8 @@ def main(verbose: bool) -> None:
 
 main.add_command(review)
 main.add_command(serve_command)
+main.add_command(sync_command)
+main.add_command(documents)
 
 
 # -- weaviate ------------------------------------------------------------------------------------
@@ -95,23 +84,9 @@ def weaviate_install() -> None:
 async def ingest_command(paths: tuple[Path, ...], as_json: bool, rebuild: bool) -> None:
     """Index files and folders (.md .txt .html .pdf .jsonl). Unchanged documents are skipped."""
     settings = load_settings()
-    err = Console(stderr=True)
-    show_progress = not as_json and err.is_terminal
     limits = IngestLimits(max_file_bytes=settings.max_file_bytes, max_document_chars=settings.max_document_chars)
-    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                        TextColumn("{task.completed} documents"), TimeElapsedColumn(),
-                        console=err, disable=not show_progress, transient=True)
-
     async with open_retrieval(settings, create=True, rebuild=rebuild) as r:
-        with progress:
-            task = progress.add_task("ingesting", total=None)
-
-            def on_outcome(outcome: Outcome) -> None:
-                progress.update(task, advance=1, description=escape(outcome.source[-50:]))
-                if outcome.status is Status.FAILED and not as_json:
-                    err.print(f"[red]failed[/red] {escape(outcome.source)}: {escape(outcome.message or '')}",
-                              highlight=False, soft_wrap=True)
-
+        with outcome_printer("ingesting", as_json=as_json) as on_outcome:
             report = await ingest(load_paths(paths, limits), store=r.store, embedder=r.embedder,
                                   chunking=settings.chunking_config(), on_outcome=on_outcome)
     _print_ingest_report(report, as_json)

@@ -10,16 +10,23 @@ import asyncio
 import functools
 import json
 import sys
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
 from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from bot.settings import Settings
+from retrieval.ingest import Outcome, Status
 
 T = TypeVar("T")
+
+PLAIN_WIDTH = 160  # a pipe or a file has no width: wide enough that ids and tables are not folded
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -84,3 +91,26 @@ def read_jsonl(path: Path, what: str, problem: Callable[[object], str | None]) -
         assert isinstance(item, dict)
         good.append((number, item))
     return good, bad
+
+
+@contextmanager
+def outcome_printer(what: str, *, as_json: bool) -> Iterator[Callable[[Outcome], None]]:
+    """An ``on_outcome`` for ingest and sync: a progress line on a terminal, and each failure as one line on stderr
+    (not with ``--json``, whose object carries them)."""
+    err = Console(stderr=True)
+    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                        TextColumn("{task.completed} documents"), TimeElapsedColumn(),
+                        console=err, disable=as_json or not err.is_terminal, transient=True)
+    with progress:
+        task = progress.add_task(what, total=None)
+
+        def on_outcome(outcome: Outcome) -> None:
+            progress.update(task, advance=1, description=escape(outcome.source[-50:]))
+            if outcome.status is Status.FAILED and not as_json:
+                print_failure(err, outcome.source, outcome.message)
+
+        yield on_outcome
+
+
+def print_failure(err: Console, source: str, message: str | None) -> None:
+    err.print(f"[red]failed[/red] {escape(source)}: {escape(message or '')}", highlight=False, soft_wrap=True)

@@ -35,6 +35,8 @@ class Document:
 
     ``visibility`` is a tuple of Slack channel ids, or ``None`` for everyone.
     ``source`` names where it came from (a path, or ``path:line`` for JSONL), for messages.
+    ``source_path`` is the file it was loaded from, as ``retrieval.loaders.source_path`` records it (what a sync
+    matches its paths against); ``None`` for a document built in memory.
     """
 
     document_id: str
@@ -49,6 +51,7 @@ class Document:
     visibility: tuple[str, ...] | None = None
     language: str | None = None  # detected by the chunker when None
     metadata: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    source_path: str | None = None
 
     @property
     def text(self) -> str:

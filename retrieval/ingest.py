@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
@@ -145,13 +145,18 @@ async def ingest(
 
             current = await store.current([p.document.document_id for p in ready])
             changed: list[tuple[_Prepared, bool]] = []  # (prepared, existed before)
+            moved: list[DocumentRecord] = []  # unchanged, but found at another source path (or its first)
             for prepared in ready:
                 previous = current.get(prepared.document.document_id)
                 if previous is not None and previous.content_hash == prepared.content_hash:
+                    found_at = prepared.document.source_path
+                    if found_at is not None and found_at != previous.source_path:
+                        moved.append(replace(previous, source_path=found_at))
                     record(Outcome(prepared.document.source, Status.SKIPPED, prepared.document.document_id,
                                    chunks=len(prepared.chunks)))
                 else:
                     changed.append((prepared, previous is not None))
+            await store.record_sources(moved)  # no re-embedding: only the registry learns where it is
             if not changed:
                 continue
 
@@ -208,7 +213,8 @@ async def _write(
         for chunk, spans, stemmed, vector in zip(p.chunks, p.sentences, p.stemmed, chunk_rows):
             items.append(IndexedChunk(chunk, vector, spans, vectors[row : row + len(spans)], stemmed))
             row += len(spans)
-        record = DocumentRecord(p.document.document_id, p.content_hash, p.document.version, p.document.title, len(p.chunks))
+        record = DocumentRecord(p.document.document_id, p.content_hash, p.document.version, p.document.title,
+                                len(p.chunks), p.document.source_path)
         documents.append((record, items))
     outcomes = await store.replace_documents(documents)
     return [(p, o, existed) for (p, existed), o in zip(changed, outcomes)]

@@ -17,8 +17,11 @@ sentences of the top chunks are closest to the question: that is the local reran
 extractive composer's choice of quote, and a feature of the decision to abstain.
 
 Registry (collection ``<name>Document``, one object per document): the content hash and version now
-indexed. It is written last, after the new chunks are in and the old ones gone, so an interrupted
-ingest is retried rather than skipped.
+indexed, and ``source_path``, the file it came from (what ``verbatim sync`` matches its paths against;
+absent for documents indexed before sources were recorded, and added to an older registry's schema when it
+is opened for writing). It is written last, after the new chunks are in and the old ones gone, so an
+interrupted ingest is retried rather than skipped. Removing a document deletes its chunks and sentences
+first and its registry entry last, so an interrupted removal is retried by the next sync.
 
 Visibility: ``["*"]`` is stored for documents visible everywhere; a channel sees ``"*"`` and its own id.
 
@@ -65,6 +68,8 @@ _RETURNED = [
     "chunk_id", "document_id", "version", "content_hash", "ordinal", "title", "section", "page",
     "url", "updated_at", "visibility", "language", "text",
 ]
+_SOURCE_PATH_PROPERTY = Property(name="source_path", data_type=DataType.TEXT, tokenization=Tokenization.FIELD,
+                                 index_searchable=False)
 _REGISTRY_NAMESPACE = uuid.UUID("0b5e3c2a-63a4-4f0e-9a57-2d0e6f1c8b44")
 _SENTENCE_NAMESPACE = uuid.UUID("9f1d2c7e-0a4b-4c3d-8e5f-6a7b8c9d0e1f")
 
@@ -109,13 +114,14 @@ class IndexInfo:
 
 @dataclass(frozen=True, slots=True)
 class DocumentRecord:
-    """What the registry holds for one document: the version now indexed."""
+    """What the registry holds for one document: the version now indexed, and the file it came from."""
 
     document_id: str
     content_hash: str
     version: str | None
     title: str
     chunk_count: int
+    source_path: str | None = None  # None: indexed from memory, or before sources were recorded
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +255,8 @@ class ChunkStore:
                     )
             if not await self._client.collections.exists(self.registry_name):
                 await self._create_registry()
+            elif create:
+                await self._add_source_path_property()
             if not await self._client.collections.exists(self.sentences_name):
                 await self._create_sentences()
         except UnexpectedStatusCodeError as error:
@@ -313,8 +321,15 @@ class ChunkStore:
                 Property(name="version", data_type=DataType.TEXT, tokenization=Tokenization.FIELD),
                 Property(name="title", data_type=DataType.TEXT, index_searchable=False),
                 Property(name="chunk_count", data_type=DataType.INT),
+                _SOURCE_PATH_PROPERTY,
             ],
         )
+
+    async def _add_source_path_property(self) -> None:
+        """A registry made before sources were recorded gets the property (its documents keep no source)."""
+        config = await self._registry.config.get()
+        if all(prop.name != _SOURCE_PATH_PROPERTY.name for prop in config.properties):
+            await self._registry.config.add_property(_SOURCE_PATH_PROPERTY)
 
     async def _create_sentences(self) -> None:
         await self._client.collections.create(
@@ -354,15 +369,37 @@ class ChunkStore:
                 filters=Filter.by_property("document_id").contains_any(batch), limit=len(batch)
             )
             for obj in response.objects:
-                p = obj.properties
-                records[str(p["document_id"])] = DocumentRecord(
-                    document_id=str(p["document_id"]),
-                    content_hash=str(p["content_hash"]),
-                    version=_opt_str(p.get("version")),
-                    title=str(p.get("title") or ""),
-                    chunk_count=int(p.get("chunk_count") or 0),
-                )
+                record = _record_from_properties(obj.properties)
+                records[record.document_id] = record
         return records
+
+    async def documents(self) -> list[DocumentRecord]:
+        """Every document the registry holds (``verbatim documents list``, and what a sync compares with)."""
+        try:
+            return [_record_from_properties(obj.properties) async for obj in self._registry.iterator()]
+        except WeaviateBaseError as error:
+            raise StoreError(f"Weaviate failed to list the indexed documents: {first_line(error)}") from error
+
+    async def record_sources(self, records: Sequence[DocumentRecord]) -> None:
+        """Rewrite these registry entries as given (an unchanged document found at another ``source_path``)."""
+        if records:
+            await self._write_registry(records, {r.document_id: r.chunk_count for r in records})
+
+    async def remove_documents(self, document_ids: Sequence[str]) -> None:
+        """Delete these documents: their chunks and sentences, then their registry entries.
+
+        Once this returns no chunk of theirs is searchable, so no answer can cite them. Ids that are not
+        indexed are no-ops. ``StoreError`` when Weaviate fails part-way: run it again.
+        """
+        ids = list(dict.fromkeys(document_ids))
+        try:
+            for start in range(0, len(ids), 100):
+                batch = ids[start : start + 100]
+                for collection in (self._chunks, self._sentences):
+                    await _delete_all(collection, Filter.by_property("document_id").contains_any(batch))
+                await _delete_all(self._registry, Filter.by_id().contains_any([registry_uuid(i) for i in batch]))
+        except WeaviateBaseError as error:
+            raise StoreError(f"Weaviate failed while removing documents: {first_line(error)}; run it again") from error
 
     async def replace_documents(
         self, documents: Sequence[tuple[DocumentRecord, Sequence[IndexedChunk]]]
@@ -440,7 +477,8 @@ class ChunkStore:
             DataObject(
                 uuid=registry_uuid(r.document_id),
                 properties={"document_id": r.document_id, "content_hash": r.content_hash, "version": r.version,
-                            "title": r.title, "chunk_count": chunk_counts[r.document_id]},
+                            "title": r.title, "chunk_count": chunk_counts[r.document_id],
+                            "source_path": r.source_path},
             )
             for r in records
         ])
@@ -550,6 +588,27 @@ class ChunkStore:
     async def count(self) -> int:
         response = await self._chunks.aggregate.over_all(total_count=True)
         return int(response.total_count or 0)
+
+
+async def _delete_all(collection: CollectionAsync, where: Any) -> None:
+    """Delete every object matching ``where``: one call deletes at most the server's query limit, so repeat."""
+    while True:
+        result = await collection.data.delete_many(where=where)
+        if result.failed:
+            raise StoreError(f"Weaviate failed to delete {result.failed} objects of '{collection.name}'; run it again")
+        if not result.matches:
+            return
+
+
+def _record_from_properties(p: dict[str, Any]) -> DocumentRecord:
+    return DocumentRecord(
+        document_id=str(p["document_id"]),
+        content_hash=str(p["content_hash"]),
+        version=_opt_str(p.get("version")),
+        title=str(p.get("title") or ""),
+        chunk_count=int(p.get("chunk_count") or 0),
+        source_path=_opt_str(p.get("source_path")),
+    )
 
 
 def _chunk_properties(chunk: Chunk, stemmed_body: str | None) -> dict[str, Any]:

@@ -22,7 +22,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from bot.cli_support import async_command, fail, load_settings
+from bot.cli_support import PLAIN_WIDTH, async_command, fail, load_settings
 from bot.review import desk
 from bot.review.errors import InvalidSince, ReviewError
 from bot.review.formatting import (
@@ -51,7 +51,6 @@ from storage.errors import StorageError
 from storage.records import RESOLUTIONS
 from storage.stats import channel_stats, daily_stats, window_stats
 
-PLAIN_WIDTH = 160  # a pipe or a file has no width: wide enough that ids and tables are not folded
 
 
 _run = async_command({InvalidSince: 2, StorageError: 1, ReviewError: 1})

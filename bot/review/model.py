@@ -11,7 +11,7 @@ A lead's questions about a citation, and where each answer comes from:
 Version states, decided by `version_state` (table-tested):
 
     index unreadable                               -> unknown
-    the document is no longer indexed              -> removed
+    the document is no longer indexed              -> removed (`verbatim sync` or `documents remove` took it out)
     another version is indexed now                 -> stale
     same version label, but the cited chunk is gone -> stale (the text changed without a new version label)
     otherwise                                      -> current
@@ -79,6 +79,11 @@ class ExchangeReview:
     def stale(self) -> bool:
         """Whether any kept citation quotes a version that is no longer the indexed one."""
         return any(view.state is VersionState.STALE for view in self.kept)
+
+    @property
+    def removed(self) -> bool:
+        """Whether any kept citation quotes a document that is no longer indexed at all."""
+        return any(view.state is VersionState.REMOVED for view in self.kept)
 
 
 def version_state(
@@ -161,6 +166,8 @@ def review_to_json(review: ExchangeReview) -> dict[str, Any]:
     data["citations"].sort(key=lambda item: item["position"])
     data["flags"] = [flag_to_json(flag) for flag in review.flags]
     data["chunk_text_unavailable"] = review.index_unavailable
+    data["stale"] = review.stale
+    data["removed"] = review.removed
     return data
 
 

@@ -287,6 +287,9 @@ def exchange_page(review: ExchangeReview, *, csrf: str, reviewer: str, notice: s
     if review.stale:
         banners.append(banner("A newer version of a cited document is indexed: the citations marked stale quote "
                                "an older version.", "warn"))
+    if review.removed:
+        banners.append(banner("A cited document has been removed from the index: the citations marked no longer "
+                               "indexed quote a document the bot no longer answers from.", "warn"))
     error_line = (fmt('<p class="banner bad">{cls}: {message}</p>', cls=ex.error_class or "error",
                       message=one_line(ex.error_message, 400)) if ex.error_class or ex.error_message else Markup(""))
     query = (fmt('<p><b>Standalone query:</b> {query}</p>', query=ex.query)

@@ -128,6 +128,10 @@ def _flag_line(flag: FlagRecord) -> Text:
     )
 
 
+STALE_LINE = "A newer version of a cited document is indexed: the citations marked STALE quote an older version."
+REMOVED_LINE = "A cited document has been removed from the index: the bot no longer answers from it."
+
+
 def unavailable_line(review: ExchangeReview) -> Text | None:
     """The one line saying the chunk text could not be read (print it with soft_wrap: it must stay one line)."""
     if review.index_unavailable is None:
@@ -153,6 +157,9 @@ def review_lines(review: ExchangeReview, *, plain: bool) -> Group:
     if ex.answer_text:
         parts.append(Text.assemble(("Answer:\n", "bold"), ex.answer_text))
 
+    for marked, line in ((review.stale, STALE_LINE), (review.removed, REMOVED_LINE)):
+        if marked:
+            parts.append(Text(line, style="bold red"))
     parts.append(Text(f"\nClaims ({len(review.kept)} kept)", style="bold"))
     for view in review.kept:
         parts.extend(_citation_lines(view, plain=plain))

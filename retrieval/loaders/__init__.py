@@ -13,11 +13,16 @@ the ingest, which sees every source of documents, not here.)
 A file's ``document_id`` is its path relative to the folder argument it was found under, in POSIX
 form (``"billing/refunds.md"``), or its name when the file itself was an argument; Markdown front
 matter may override it, and JSONL lines carry their own.
+
+Each document and each error also carries its ``source_path``: the file (or folder) it came from, absolute, with
+the folder argument resolved and the path below it kept as walked (``source_path``). A sync of a path owns the
+documents recorded at or below ``source_path(path)``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from retrieval.documents import BlockKind, Document
@@ -28,7 +33,7 @@ from retrieval.loaders.markdown import parse_markdown
 from retrieval.loaders.pdf import parse_pdf
 from retrieval.loaders.text import parse_text
 
-__all__ = ["SUPPORTED_EXTENSIONS", "LoadError", "iter_documents"]
+__all__ = ["SUPPORTED_EXTENSIONS", "LoadError", "iter_documents", "source_path"]
 
 _TextParser = Callable[..., Document | LoadError]
 _TEXT_PARSERS: dict[str, _TextParser] = {
@@ -46,13 +51,26 @@ def iter_documents(
 ) -> Iterator[Document | LoadError]:
     """Every document found under ``paths``, in walk order, and a ``LoadError`` for each problem."""
     for path in paths:
+        root = Path(source_path(path))
         for found in _walk(path):
             if isinstance(found, LoadError):
-                yield found
+                yield replace(found, source_path=str(root / Path(found.source).relative_to(path)))
                 continue
             file, document_id = found
+            recorded = str(root / file.relative_to(path))
             for result in _load_file(file, document_id, max_file_bytes):
-                yield _checked(result, max_document_chars) if isinstance(result, Document) else result
+                if isinstance(result, Document):
+                    result = _checked(result, max_document_chars)
+                yield replace(result, source_path=recorded)
+
+
+def source_path(path: Path) -> str:
+    """Where documents found under ``path`` are recorded as coming from: absolute, a folder resolved (symlinks
+    too), a file's folder resolved and its name kept, so ``wiki/page.md`` and the same file found in ``wiki``
+    are recorded alike."""
+    if path.is_dir():
+        return str(path.resolve())
+    return str(path.absolute().parent.resolve() / path.name)
 
 
 def _walk(path: Path) -> Iterator[tuple[Path, str] | LoadError]:

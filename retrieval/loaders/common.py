@@ -17,10 +17,15 @@ __all__ = ["LoadError", "decode_text", "one_line", "paragraph_blocks", "split_pa
 
 @dataclass(frozen=True)
 class LoadError:
-    """Why one file, or one line of a JSONL file, was not loaded. ``message`` is one line."""
+    """Why one file, or one line of a JSONL file, was not loaded. ``message`` is one line.
+
+    ``source_path`` is the file or folder that failed, as ``retrieval.loaders.source_path`` records it: a sync
+    keeps every document recorded under it.
+    """
 
     source: str
     message: str
+    source_path: str | None = None
 
 
 def decode_text(data: bytes, source: str) -> str | LoadError:

@@ -421,7 +421,7 @@ def test_jsonl_fields_reach_the_document_and_its_chunks(tmp_path: Path) -> None:
 def test_jsonl_line_nested_too_deeply_is_a_load_error(tmp_path: Path) -> None:
     path = write(tmp_path / "deep.jsonl", "[" * 100_000 + "\n" + '{"document_id": "ok", "title": "t", "text": "x"}\n')
     first, second = load(path)
-    assert first == LoadError(f"{path}:1", "JSON nested too deeply to read: flatten this line")
+    assert first == LoadError(f"{path}:1", "JSON nested too deeply to read: flatten this line", str(path.resolve()))
     assert isinstance(second, Document) and second.document_id == "ok"
 
 
@@ -476,7 +476,8 @@ def test_a_document_over_the_character_limit_names_its_size(tmp_path: Path) -> N
 
 def test_a_missing_path_is_a_load_error(tmp_path: Path) -> None:
     missing = tmp_path / "nope"
-    assert load(missing) == [LoadError(str(missing), "no such file or folder: check the path")]
+    assert load(missing) == [LoadError(str(missing), "no such file or folder: check the path",
+                                       str(tmp_path.resolve() / "nope"))]
 
 
 # --- folders -----------------------------------------------------------------------------------
@@ -538,3 +539,24 @@ def test_every_loaded_fixture_chunks_into_verbatim_text(tmp_path: Path) -> None:
 def test_blocks_are_the_documented_types(tmp_path: Path) -> None:
     doc = load_one(write(tmp_path / "x.md", "# A\n\nB.\n"))
     assert doc.blocks == (Block(BlockKind.HEADING, "A", level=1), Block(BlockKind.PARAGRAPH, "B."))
+
+
+def test_each_document_and_error_records_the_file_it_came_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a sync matches its paths against: absolute, the argument resolved, the same file recorded alike
+    whether it was given itself or found in its folder, and every line of a JSONL file recorded as that file."""
+    export = tmp_path / "export"
+    write(export / "ja" / "返品.md", "# 返品\n\n返品は30日以内に受け付けます。\n")
+    write(export / "kb.jsonl", '{"document_id": "kb-1", "title": "KB", "text": "Answer."}\n{oops\n'
+                               '{"document_id": "kb-2", "title": "KB", "text": "Ответ."}\n')
+    (tmp_path / "link").symlink_to(export, target_is_directory=True)
+    real = export.resolve()
+    monkeypatch.chdir(tmp_path)
+    by_folder = {(r.source, r.source_path) for r in load(Path("link"))}
+    assert by_folder == {
+        ("link/ja/返品.md", str(real / "ja" / "返品.md")),
+        ("link/kb.jsonl:1", str(real / "kb.jsonl")),
+        ("link/kb.jsonl:2", str(real / "kb.jsonl")),
+        ("link/kb.jsonl:3", str(real / "kb.jsonl")),
+    }
+    assert load_one(Path("export/ja/返品.md")).source_path == str(real / "ja" / "返品.md")
+    assert load_one(Path("link/ja/返品.md")).source_path == str(real / "ja" / "返品.md")

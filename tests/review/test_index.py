@@ -4,13 +4,17 @@ version of its document is ingested."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+from rich.console import Console
+
 from bot.review import desk
 from bot.review.model import NOTE_CHUNK_GONE, VersionState
+from bot.review.text import REMOVED_LINE, review_lines
 from retrieval.chunking import ChunkingConfig
 from retrieval.chunks import make_chunk_id
 from retrieval.documents import Block, BlockKind, Document
@@ -108,3 +112,22 @@ async def test_show_on_the_terminal_reads_the_chunk_from_weaviate(
     data = json.loads((await asyncio.to_thread(show, "--json")).stdout)
     first = data["citations"][0]
     assert (first["version_state"], first["indexed_version"], first["in_chunk"]) == ("stale", "v2", None)
+
+
+async def test_a_citation_of_a_removed_document_is_marked_removed(
+    store: ChunkStore, embedder: E5Embedder, sqlite_log: Database
+) -> None:
+    chunk_v1 = await ingest_policy(store, embedder, "v1", POLICY_V1)
+    record = await record_citing(sqlite_log, chunk_v1)
+    await store.remove_documents(["refund-policy"])  # what `verbatim sync` does when its file is gone
+
+    review = await desk.review_exchange(*await desk.read_exchange(sqlite_log.sessions, record.id), store)
+    (removed,) = review.kept
+    assert removed.state is VersionState.REMOVED and removed.indexed_version is None
+    assert review.removed and not review.stale
+    assert removed.excerpt is None and removed.note == NOTE_CHUNK_GONE
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(review_lines(review, plain=True))
+    shown = console.export_text()
+    assert REMOVED_LINE in shown and "version v1 (the document is no longer indexed)" in shown
+    assert f"[[{QUOTE}]]" in shown  # what the log holds is still shown

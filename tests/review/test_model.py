@@ -79,6 +79,26 @@ def test_review_places_quotes_in_chunks_and_explains_every_missing_excerpt() -> 
     assert review.open_flags == (FLAG,) and review.stale and review.index_unavailable is None
 
 
+@pytest.mark.parametrize(
+    ("current", "chunks", "stale", "removed"),
+    [
+        pytest.param({"refund-policy": document("2026-01")}, ["chunk-1", "chunk-2"], False, False, id="current"),
+        pytest.param({"refund-policy": document("2026-09")}, [], True, False, id="replaced by a new version"),
+        pytest.param({}, [], False, True, id="removed from the index (sync, documents remove)"),
+        pytest.param({"other-doc": document("2026-01")}, ["chunk-1"], False, True, id="removed, its old chunk id reused"),
+    ],
+)
+def test_an_exchange_is_marked_when_a_cited_document_was_replaced_or_removed(
+    current: dict[str, DocumentRecord], chunks: list[str], stale: bool, removed: bool
+) -> None:
+    index = IndexView({cid: chunk(cid, "Annual plans can be refunded within 10 days.") for cid in chunks}, current)
+    review = build_review(exchange(), [], index)
+    assert (review.stale, review.removed) == (stale, removed)
+    data = review_to_json(review)
+    assert (data["stale"], data["removed"]) == (stale, removed)
+    assert {item["version_state"] for item in data["citations"]} >= ({"removed"} if removed else set())
+
+
 def test_review_without_the_index_says_so_once_and_keeps_every_logged_quote() -> None:
     review = build_review(exchange(), [], IndexView(None, None, "cannot reach Weaviate"))
     assert review.index_unavailable == "cannot reach Weaviate"

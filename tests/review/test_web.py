@@ -126,6 +126,15 @@ async def test_exchange_page_highlights_the_quote_in_its_chunk_and_marks_it_stal
     assert "not a lead: context only" in page
 
 
+async def test_exchange_page_marks_a_citation_whose_document_was_removed(sqlite_log: Database, seeded: Seeded) -> None:
+    removed = StaticChunks([], [])  # the sync took refund-policy out: no chunk, no registry entry
+    async with desk_client(sqlite_log, lookup=removed) as client:
+        page = await (await client.get(f"/exchanges/{seeded.flagged}")).text()
+    assert "A cited document has been removed from the index" in page
+    assert '<section class="card flagged" id="S1" data-state="removed">' in page
+    assert "no longer indexed" in page and "A newer version of a cited document is indexed" not in page
+
+
 async def test_exchange_page_without_the_index_shows_the_logged_quotes(sqlite_log: Database, seeded: Seeded) -> None:
     async with desk_client(sqlite_log, lookup=IndexUnavailable("cannot reach Weaviate at http://w:8080")) as client:
         page = await (await client.get(f"/exchanges/{seeded.clean}")).text()
