@@ -96,6 +96,8 @@ class Settings(BaseSettings):
     port: int = Field(default=3000, ge=0, le=65535)
     # Bearer token for POST /api/ask (the endpoint is off when unset).
     api_token: SecretStr | None = None
+    # Bearer token for GET /metrics (Prometheus); the endpoint is off when unset.
+    metrics_token: SecretStr | None = None
     # Who counts as a lead for flags (comma-separated user ids), or a Slack user group id; empty: everyone.
     lead_user_ids: str = ""
     lead_usergroup_id: str | None = None
@@ -114,6 +116,10 @@ class Settings(BaseSettings):
     review_token: SecretStr | None = None
 
     log_level: str = "INFO"
+    # "text" (one line a record, for people) or "json" (one JSON object a line, for log pipelines).
+    log_format: Literal["text", "json"] = "text"
+    # Put the question's text in the per-question log line (off: logs carry ids, outcome and timings only).
+    log_questions: bool = False
 
     @field_validator("weaviate_binary_dir", "verbatim_home")
     @classmethod
