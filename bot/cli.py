@@ -27,6 +27,7 @@ from bot.answer.query import Turn
 from bot.answer.render import citations, error_json, to_json
 from bot.answer.service import AnswerDeps, AnswerResult, Question
 from bot.cli_support import async_command, fail, load_settings, read_jsonl
+from bot.db_cli import db
 from bot.review.cli import review
 from bot.runtime import Storage, build_answer_deps, open_retrieval, open_storage
 from bot.serve import serve_command
@@ -51,6 +52,7 @@ _run = async_command({error: 1 for error in _EXPECTED_ERRORS})
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="verbatim", message="verbatim %(version)s")
 @click.option("-v", "--verbose", is_flag=True, help="Log what happens to stderr.")
 def main(verbose: bool) -> None:
     """Verbatim: answers from your documents, every claim with a verified verbatim quote."""
@@ -60,6 +62,7 @@ def main(verbose: bool) -> None:
 
 main.add_command(review)
 main.add_command(serve_command)
+main.add_command(db)
 
 
 # -- weaviate ------------------------------------------------------------------------------------
