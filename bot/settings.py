@@ -52,9 +52,10 @@ class Settings(BaseSettings):
     # Cohere (switched on by COHERE_API_KEY). COHERE_BASE_URL points the SDK elsewhere (a proxy, a test stand-in).
     cohere_api_key: SecretStr | None = None
     cohere_base_url: str | None = None
-    cohere_embed_model: str = "embed-multilingual-v3.0"
-    cohere_rerank_model: str = "rerank-multilingual-v3.0"
-    cohere_chat_model: str = "command-r-plus-08-2024"
+    # Cohere's current models (docs.cohere.com, checked against the local stand-in only; see the README).
+    cohere_embed_model: str = "embed-v4.0"
+    cohere_rerank_model: str = "rerank-v4.0-pro"
+    cohere_chat_model: str = "command-a-03-2025"
     cohere_timeout_s: float = Field(default=20.0, gt=0)
 
     # Which parts answer: "auto" is Cohere when COHERE_API_KEY is set, else the local one.
