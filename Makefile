@@ -1,18 +1,33 @@
 # Two commands do all set-up on a fresh machine (see README):
 #   make demo   install, build the Weaviate server once, index demo/corpus, answer a question
 #   make test   install, build the Weaviate server once, run the whole test suite
+#   make lock   re-resolve both locks from pyproject.toml (needs uv) and regenerate requirements.txt
+# Two hash-checked locks: requirements.lock (production: what an image or a buildpack installs) and
+# requirements-dev.lock (production plus pytest and setuptools: what `make` installs here).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+UV ?= uv
+COMPILE = $(UV) pip compile pyproject.toml --generate-hashes --universal --python-version 3.11
 
-.PHONY: install weaviate demo test bench
+.PHONY: install weaviate demo test bench lock
 install: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.lock pyproject.toml
+$(VENV)/.installed: requirements-dev.lock pyproject.toml
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements.lock
+	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements-dev.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
+
+lock:
+	$(COMPILE) -o requirements.lock
+	$(COMPILE) --extra dev -o requirements-dev.lock
+	$(MAKE) requirements.txt
+
+# For platforms that read requirements.txt (Python buildpacks): the production lock under another name.
+requirements.txt: requirements.lock
+	{ echo "# Generated from requirements.lock by \`make requirements.txt\`; do not edit. Production only, hash-checked:"; \
+	  echo "#    pip install -r requirements.txt"; sed '1,2d' requirements.lock; } > $@
 
 weaviate: install
 	$(BIN)/verbatim weaviate install

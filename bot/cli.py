@@ -21,6 +21,7 @@ from bot.answer.render import citations, error_json, to_json
 from bot.answer.service import AnswerDeps, AnswerResult, Question
 from bot.cli_sources import documents, sync_command
 from bot.cli_support import async_command, fail, load_settings, outcome_printer, read_jsonl
+from bot.db_cli import db
 from bot.review.cli import review
 from bot.runtime import Storage, build_answer_deps, open_retrieval, open_storage
 from bot.serve import serve_command
@@ -38,6 +39,7 @@ _run = async_command({error: 1 for error in _EXPECTED_ERRORS})
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="verbatim", message="verbatim %(version)s")
 @click.option("-v", "--verbose", is_flag=True, help="Log what happens to stderr.")
 def main(verbose: bool) -> None:
     """Verbatim: answers from your documents, every claim with a verified verbatim quote."""
@@ -49,6 +51,7 @@ main.add_command(review)
 main.add_command(serve_command)
 main.add_command(sync_command)
 main.add_command(documents)
+main.add_command(db)
 
 
 # -- weaviate ------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
     start     check the Slack settings (one line and exit 2 if they cannot work), check the bot token with
               auth.test, open Weaviate and the exchange log (replaying its journal), build the answer service
-    serve     HTTP on $PORT: /slack/events (HTTP mode), /api/ask, /healthz, /readyz; Socket Mode instead of
+    serve     HTTP on $PORT: /slack/events (HTTP mode), /api/ask, /metrics, /healthz, /readyz; Socket Mode instead of
               /slack/events when SLACK_APP_TOKEN is set; the journal replayed every 10 s; questions a crashed
               instance left behind answered at start-up and every half lease (``bot.slack.recovery``)
     stop      on SIGTERM or SIGINT: stop taking events (close the socket / the listening port), let the
@@ -18,7 +18,6 @@ import contextlib
 import gc
 import logging
 import signal
-import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -28,9 +27,11 @@ import aiohttp
 import click
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.cli_support import fail, load_settings
+from bot.log_format import configure_logging
 from bot.runtime import build_answer_deps, open_retrieval, open_storage, replay_journal
 from bot.settings import Settings
 from bot.slack.app import create_app
@@ -97,8 +98,8 @@ async def running_bot(settings: Settings, deps: SlackDeps, *, host: str = "0.0.0
     mode = slack_mode(settings)
     bolt = create_app(settings, deps)
     state = ServerState(mode)
-    api_token = settings.api_token.get_secret_value() if settings.api_token else None
-    application = web_application(deps, state, bolt=bolt if mode == "http" else None, api_token=api_token or None)
+    application = web_application(deps, state, bolt=bolt if mode == "http" else None,
+                                  api_token=_secret(settings.api_token), metrics_token=_secret(settings.metrics_token))
     runner = web.AppRunner(application, access_log=None, shutdown_timeout=drain_timeout_s)
     await runner.setup()
     socket: AsyncSocketModeHandler | None = None
@@ -134,6 +135,11 @@ async def running_bot(settings: Settings, deps: SlackDeps, *, host: str = "0.0.0
         with contextlib.suppress(asyncio.CancelledError):
             await replay
         await replay_journal(deps.journal, deps.sessions)
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    """A token's value; None when it is unset or blank (its endpoint is then off)."""
+    return (value.get_secret_value().strip() or None) if value is not None else None
 
 
 async def heal_forever(weaviate: WeaviateHandle, every_s: float = HEAL_EVERY_S) -> None:
@@ -238,7 +244,7 @@ def serve_command(host: str, port: int | None) -> None:
         fail(str(error), 2)
     if not isinstance(logging.getLevelName(settings.log_level.upper()), int):
         fail(f"LOG_LEVEL={settings.log_level!r} is not a log level: use DEBUG, INFO, WARNING or ERROR", 2)
-    _configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     try:
         asyncio.run(serve(settings, host=host, port=port))
     except SlackConfigError as error:
@@ -247,13 +253,3 @@ def serve_command(host: str, port: int | None) -> None:
         fail(str(error), 1)
     except KeyboardInterrupt:
         fail("interrupted", 130)
-
-
-def _configure_logging(level: str) -> None:
-    """A server logs what it does (one line per question) at LOG_LEVEL; chatty clients only their warnings."""
-    root = logging.getLogger()
-    if not root.handlers:
-        logging.basicConfig(stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    root.setLevel(level.upper())
-    for noisy in ("httpx", "httpcore", "aiohttp.access"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)

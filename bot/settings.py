@@ -57,9 +57,10 @@ class Settings(BaseSettings):
     # Cohere (switched on by COHERE_API_KEY). COHERE_BASE_URL points the SDK elsewhere (a proxy, a test stand-in).
     cohere_api_key: SecretStr | None = None
     cohere_base_url: str | None = None
-    cohere_embed_model: str = "embed-multilingual-v3.0"
-    cohere_rerank_model: str = "rerank-multilingual-v3.0"
-    cohere_chat_model: str = "command-r-plus-08-2024"
+    # Cohere's current models (docs.cohere.com, checked against the local stand-in only; see the README).
+    cohere_embed_model: str = "embed-v4.0"
+    cohere_rerank_model: str = "rerank-v4.0-pro"
+    cohere_chat_model: str = "command-a-03-2025"
     cohere_timeout_s: float = Field(default=20.0, gt=0)
 
     # Which parts answer: "auto" is Cohere when COHERE_API_KEY is set, else the local one.
@@ -101,6 +102,8 @@ class Settings(BaseSettings):
     port: int = Field(default=3000, ge=0, le=65535)
     # Bearer token for POST /api/ask (the endpoint is off when unset).
     api_token: SecretStr | None = None
+    # Bearer token for GET /metrics (Prometheus); the endpoint is off when unset.
+    metrics_token: SecretStr | None = None
     # Who counts as a lead for flags (comma-separated user ids), or a Slack user group id; empty: everyone.
     lead_user_ids: str = ""
     lead_usergroup_id: str | None = None
@@ -119,6 +122,10 @@ class Settings(BaseSettings):
     review_token: SecretStr | None = None
 
     log_level: str = "INFO"
+    # "text" (one line a record, for people) or "json" (one JSON object a line, for log pipelines).
+    log_format: Literal["text", "json"] = "text"
+    # Put the question's text in the per-question log line (off: logs carry ids, outcome and timings only).
+    log_questions: bool = False
 
     @field_validator("weaviate_binary_dir", "verbatim_home")
     @classmethod

@@ -9,6 +9,7 @@ provably gone (``owner_gone``: the caller's test, e.g. a process of this host th
     take_over       the start-up sweep takes a left-behind claim by its exchange id
     renew_lease     the holder, every third of the lease, while it answers
     left_behind     pending Slack claims whose lease ran out or whose owner is gone, oldest first
+    pending_count   how many claims are pending (being answered, or left behind), for the /metrics gauge
 
 Taking over is a compare-and-swap on the owner and expiry read a moment before (one UPDATE … WHERE), so two
 instances racing for the same left-behind claim cannot both win, on SQLite and PostgreSQL alike. The winner must
@@ -21,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, select, update
+from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -125,6 +126,12 @@ async def left_behind(session: AsyncSession, *, now: datetime, owner_gone: Owner
     )
     rows = (await session.scalars(statement)).all()
     return [to_record(row, children=False) for row in rows if _takeable(row, now, owner_gone)]
+
+
+async def pending_count(session: AsyncSession) -> int:
+    """Exchanges still pending: claimed by an instance that is answering them, or left behind by one."""
+    return int(await session.scalar(select(func.count()).select_from(Exchange).where(Exchange.outcome == "pending"))
+               or 0)
 
 
 def _takeable(row: Exchange, now: datetime, owner_gone: OwnerGone) -> bool:

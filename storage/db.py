@@ -44,7 +44,7 @@ from storage.models import Base
 ASYNC_DRIVERS = {"postgresql": "asyncpg", "sqlite": "aiosqlite"}
 BACKEND_ALIASES = {"postgres": "postgresql"}
 
-UPGRADE_HINT = "run `alembic upgrade head`"
+UPGRADE_HINT = "run `verbatim db upgrade`"
 
 
 def parse_url(url: str | URL) -> URL:

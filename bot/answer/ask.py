@@ -75,21 +75,32 @@ class Asked:
         return self.record.id
 
 
-class Recorder:
-    """Writes exchange records to the SQL log, or to the journal while the database is down."""
+Observer = Callable[[ExchangeRecord, bool], None]  # told of each record, and whether the database took it
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], journal: Journal) -> None:
+
+class Recorder:
+    """Writes exchange records to the SQL log, or to the journal while the database is down.
+
+    ``observe`` (the server's metrics) hears of every record once it is kept, or could not be kept anywhere.
+    """
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], journal: Journal,
+                 observe: Observer | None = None) -> None:
         self._sessions = sessions
         self._journal = journal
+        self._observe = observe
 
     async def __call__(self, record: ExchangeRecord) -> bool:
+        kept = True
         try:
-            await write_or_journal(self._sessions, self._journal, record)
+            in_database = await write_or_journal(self._sessions, self._journal, record)
         except JournalError as error:
             log.error("exchange %s (%s, %s) could not be logged anywhere: %s", record.id, record.source,
                       record.outcome, error)
-            return False
-        return True
+            kept = in_database = False
+        if self._observe is not None:
+            self._observe(record, in_database)
+        return kept
 
 
 async def ask(question: Question, deps: AnswerDeps, recorder: Recorder, origin: Origin, *,

@@ -35,6 +35,7 @@ from bot.answer.ask import Asked, Delivery, Origin, ask, record_failure
 from bot.answer.exchange import SlackContext
 from bot.answer.query import Turn
 from bot.answer.service import AnswerResult, Question
+from bot.log_format import question_fields
 from bot.slack.blocks import (
     RenderOptions,
     SlackMessage,
@@ -131,7 +132,9 @@ async def _answer_and_reply(question: Mention, history: tuple[Turn, ...], deps: 
 
     asked = await ask(_service_question(question, history, deps), deps.answer, deps.recorder,
                       _origin(question, attempt), limits=deps.limits, deliver=deliver)
-    _logged(question, attempt, asked)
+    if attempt.reply_ts is not None:
+        deps.metrics.replied(question.ts, attempt.reply_ts)
+    _logged(question, attempt, asked, deps)
 
 
 def _service_question(question: Mention, history: tuple[Turn, ...], deps: SlackDeps) -> Question:
@@ -170,6 +173,7 @@ async def _claim(question: Mention, deps: SlackDeps, attempt: Attempt) -> Claim 
                 team_id=question.team_id, channel_id=question.channel, user_id=question.user,
                 thread_ts=question.reply_thread, question_ts=question.ts)
     except DATABASE_DOWN as error:
+        deps.metrics.database_errors.labels("claim").inc()
         log.warning("cannot claim event %s in the exchange log (%s); answering it once from this process",
                     question.event_id, type(error).__name__)
         return mine
@@ -204,6 +208,7 @@ async def _renew_forever(claim: Claim, deps: SlackDeps) -> None:
             async with deps.sessions() as session:
                 still_ours = await renew_lease(session, claim.exchange_id, lease_for(deps))
         except DATABASE_DOWN as error:
+            deps.metrics.database_errors.labels("lease").inc()
             log.warning("cannot renew the lease on exchange %s (%s); answering on", claim.exchange_id,
                         type(error).__name__)
             continue
@@ -273,15 +278,17 @@ async def answer_after_bug(question: Mention, deps: SlackDeps, attempt: Attempt,
 async def log_failure(question: Mention, deps: SlackDeps, attempt: Attempt, error: BaseException) -> None:
     """Record a question a bug interrupted (Bolt's error handler has told the asker)."""
     service_question = Question(question.text, channel=question.channel, language=question.language)
-    _logged(question, attempt, await record_failure(service_question, error, deps.recorder, _origin(question, attempt)))
+    _logged(question, attempt, await record_failure(service_question, error, deps.recorder, _origin(question, attempt)),
+            deps)
 
 
-def _logged(question: Mention, attempt: Attempt, asked: Asked) -> None:
-    """One log line per question, once its exchange is recorded."""
+def _logged(question: Mention, attempt: Attempt, asked: Asked, deps: SlackDeps) -> None:
+    """One log line per question, once its exchange is recorded; its text only with LOG_QUESTIONS."""
     attempt.logged = True
+    fields = question_fields(asked, reply_ts=attempt.reply_ts, log_questions=deps.options.log_questions)
     log.info("question event=%s channel=%s exchange=%s outcome=%s total_ms=%.0f reply=%s", question.event_id,
              question.channel, asked.exchange_id, asked.record.outcome, asked.record.timings_ms.get("total", 0.0),
-             attempt.reply_ts)
+             attempt.reply_ts, extra=fields)
 
 
 async def _react(deps: SlackDeps, action: str, question: Mention) -> None:

@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.answer.ask import Limits, Recorder
 from bot.answer.service import AnswerDeps
 from bot.instance import Instance
+from bot.metrics import Metrics
 from bot.settings import Settings
 from bot.slack.concurrency import ChannelOrder, InFlight
 from bot.slack.seen import Seen
@@ -54,6 +55,7 @@ class SlackOptions:
     max_question_chars: int = 4000  # a pasted log is cut: the search needs the question, not the whole paste
     claim_lease_s: float = 30.0  # a claimed question's lease, renewed every third of it while it is answered
     missed_after_s: float = 1800.0  # a question left behind longer than this gets the "missed" reply
+    log_questions: bool = False  # LOG_QUESTIONS: the per-question log line carries the question's text
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SlackOptions:
@@ -63,6 +65,7 @@ class SlackOptions:
             working_reaction=settings.working_reaction.strip().strip(":") or None,
             lead_user_ids=_names(settings.lead_user_ids), lead_usergroup_id=settings.lead_usergroup_id or None,
             claim_lease_s=settings.claim_lease_s, missed_after_s=settings.missed_after_s,
+            log_questions=settings.log_questions,
         )
 
 
@@ -111,6 +114,7 @@ class SlackDeps:
     order: ChannelOrder = field(default_factory=ChannelOrder)
     in_flight: InFlight = field(default_factory=InFlight)
     instance: Instance = field(default_factory=Instance.this)  # the owner named on the claims it holds
+    metrics: Metrics = field(default_factory=Metrics.create)  # this app's own registry, served at /metrics
     leads: Leads = field(init=False)
     answer_slots: asyncio.Semaphore = field(init=False)
     recorder: Recorder = field(init=False)
@@ -118,7 +122,7 @@ class SlackDeps:
     def __post_init__(self) -> None:
         self.leads = Leads(self.options, self.client)
         self.answer_slots = asyncio.Semaphore(self.options.max_concurrent_answers)
-        self.recorder = Recorder(self.sessions, self.journal)
+        self.recorder = Recorder(self.sessions, self.journal, self.metrics.exchange_recorded)
 
     @property
     def limits(self) -> Limits:

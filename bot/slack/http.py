@@ -6,6 +6,8 @@
     POST /api/ask        {"question": str, "channel"?: str} with ``Authorization: Bearer API_TOKEN`` ->
                          the ``ask --json`` object (DESIGN.md); 401 without the token, 404 when API_TOKEN is
                          unset, 400 for a bad body, 503 (with the error object) when answering failed
+    GET  /metrics        Prometheus metrics (``bot.metrics``) with ``Authorization: Bearer METRICS_TOKEN``: 401
+                         without the token, 404 when METRICS_TOKEN is unset (the rule of /api/ask)
     GET  /healthz        liveness: 200 while serving, 503 once shutting down (so a load balancer stops sending)
     GET  /readyz         readiness: {"status", "store", "database"}; 503 while the store cannot serve a search
                          (nothing can be answered) or shutting down. A database that is down is reported but
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -28,6 +31,8 @@ from sqlalchemy import text
 from bot.answer.ask import Origin, ask
 from bot.answer.render import error_json, to_json
 from bot.answer.service import Question
+from bot.log_format import question_fields
+from bot.metrics import CONTENT_TYPE
 from bot.slack.deps import SlackDeps
 from storage.journal import DATABASE_DOWN
 
@@ -35,7 +40,10 @@ EVENTS_PATH = "/slack/events"
 ASK_PATH = "/api/ask"
 HEALTH_PATH = "/healthz"
 READY_PATH = "/readyz"
+METRICS_PATH = "/metrics"
 READY_CHECK_S = 2.0  # each check's bound: a probe must answer quickly even when a dependency hangs
+
+log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 DISPATCH_AT_ONCE = 4
@@ -47,14 +55,17 @@ class ServerState:
     draining: bool = False
 
 
-def web_application(deps: SlackDeps, state: ServerState, *, bolt: AsyncApp | None, api_token: str | None) -> web.Application:
-    """The aiohttp application; ``bolt`` given: serve the Events API; ``api_token`` given: serve /api/ask."""
+def web_application(deps: SlackDeps, state: ServerState, *, bolt: AsyncApp | None, api_token: str | None,
+                    metrics_token: str | None = None) -> web.Application:
+    """The aiohttp application; ``bolt`` given: serve the Events API; ``api_token`` given: serve /api/ask;
+    ``metrics_token`` given: serve /metrics."""
     application = web.Application(client_max_size=256 * 1024, middlewares=[_api_errors_as_json])
     if bolt is not None:
         application.router.add_post(EVENTS_PATH, _events(bolt))
     application.router.add_post(ASK_PATH, _ask(deps, api_token))
     application.router.add_get(HEALTH_PATH, _health(deps, state))
     application.router.add_get(READY_PATH, _ready(deps, state))
+    application.router.add_get(METRICS_PATH, _metrics(deps, metrics_token))
     return application
 
 
@@ -147,13 +158,32 @@ def _health(deps: SlackDeps, state: ServerState) -> Handler:
     return health
 
 
+def _metrics(deps: SlackDeps, metrics_token: str | None) -> Handler:
+    async def metrics(request: web.Request) -> web.Response:
+        refused = _refused(request, metrics_token)
+        if refused is not None:
+            return refused
+        await deps.metrics.refresh(deps.journal, deps.sessions)
+        return web.Response(body=deps.metrics.exposition(), headers={"Content-Type": CONTENT_TYPE})
+
+    return metrics
+
+
+def _refused(request: web.Request, token: str | None) -> web.Response | None:
+    """The bearer rule of /api/ask and /metrics: 404 when the endpoint's token is unset, 401 without it."""
+    if token is None:
+        raise web.HTTPNotFound()
+    if not _bearer_matches(request, token):
+        return web.json_response({"error": "a valid Authorization: Bearer token is required"}, status=401,
+                                 headers={"WWW-Authenticate": 'Bearer realm="verbatim"'})
+    return None
+
+
 def _ask(deps: SlackDeps, api_token: str | None) -> Handler:
     async def ask(request: web.Request) -> web.Response:
-        if api_token is None:
-            raise web.HTTPNotFound()
-        if not _bearer_matches(request, api_token):
-            return web.json_response({"error": "a valid Authorization: Bearer token is required"}, status=401,
-                                     headers={"WWW-Authenticate": 'Bearer realm="verbatim"'})
+        refused = _refused(request, api_token)
+        if refused is not None:
+            return refused
         parsed = await _ask_body(request)
         if isinstance(parsed, str):
             return web.json_response({"error": parsed}, status=400)
@@ -199,6 +229,9 @@ def _is_text(value: str) -> bool:
 async def answer_for_api(question: Question, deps: SlackDeps) -> tuple[int, dict[str, object]]:
     """(HTTP status, the ``ask --json`` object); the exchange is recorded by the entry point, source "api"."""
     asked = await ask(question, deps.answer, deps.recorder, Origin("api"), limits=deps.limits)
+    log.info("question api exchange=%s outcome=%s total_ms=%.0f", asked.exchange_id, asked.record.outcome,
+             asked.record.timings_ms.get("total", 0.0),
+             extra=question_fields(asked, reply_ts=None, log_questions=deps.options.log_questions))
     if asked.result is None:
         return 503, error_json(asked.exchange_id, question.language)
     return 200, to_json(asked.result, asked.exchange_id)

@@ -53,6 +53,7 @@ async def take_reaction(reaction: Reaction, deps: SlackDeps, bot: BotUser) -> No
         with deps.in_flight.track():
             await _record(reaction, target, deps)
     except DATABASE_DOWN as error:
+        deps.metrics.database_errors.labels("flag").inc()
         # Flags have no journal: say exactly what was lost, so a lead can react again later.
         log.error("could not record :%s: by %s on %s in %s (exchange log unavailable: %s); the reaction must be "
                   "repeated", reaction.name, reaction.user, reaction.message_ts, reaction.channel, type(error).__name__)
@@ -77,5 +78,7 @@ async def _record(reaction: Reaction, target: FlagTarget, deps: SlackDeps) -> No
                                   reaction=reaction.name, at=reaction.at)
         except UnknownExchange:
             return  # deleted between the lookup and the write
+    deps.metrics.flags.labels("answer" if target.label is None else "citation",
+                              "added" if reaction.added else "removed").inc()
     log.info("flag %s: exchange=%s label=%s user=%s lead=%s", "added" if reaction.added else "removed", exchange.id,
              target.label or "answer", reaction.user, is_lead)

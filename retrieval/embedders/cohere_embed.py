@@ -17,12 +17,19 @@ from retrieval.embedders import EmbeddingError
 _MAX_TEXTS_PER_CALL = 96  # Cohere's documented limit for one embed request
 
 
+def embed_dimension(model: str) -> int:
+    """The vector size a Cohere embed model returns by default: Embed v4 1536, the v3 light models 384, others 1024."""
+    if model.startswith("embed-v4"):
+        return 1536
+    return 384 if "light" in model else 1024
+
+
 class CohereEmbedder:
     def __init__(self, client: cohere.AsyncClientV2, model: str) -> None:
         self._client = client
         self._model = model
         self.name = f"cohere:{model}"
-        self.dim = 1024 if "light" not in model else 384
+        self.dim = embed_dimension(model)
 
     async def _embed(self, texts: Sequence[str], input_type: str) -> np.ndarray:
         rows: list[list[float]] = []

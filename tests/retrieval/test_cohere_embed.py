@@ -36,14 +36,15 @@ async def test_a_cohere_key_switches_ingest_and_search_to_cohere_embed(weaviate:
                                   chunking=ChunkingConfig())
             assert report.count(Status.INGESTED) == 1
             inputs = {r["input_type"] for r in api.embed_requests}
-            assert inputs == {"search_document"} and all(r["model"] == "embed-multilingual-v3.0" for r in api.embed_requests)
+            assert inputs == {"search_document"} and all(r["model"] == "embed-v4.0" for r in api.embed_requests)
+            assert embedder.dim == 1536  # Embed v4's default size, which the stand-in returns too
 
             result = await search("refund processing fee", store=store, embedder=embedder, config=SearchConfig(), limit=1)
             assert result.hits[0].chunk.document_id == "billing-refunds"
             assert api.embed_requests[-1]["input_type"] == "search_query"
 
             # The index remembers its embedder: the local model is refused on it.
-            with pytest.raises(IndexMismatch, match="cohere:embed-multilingual-v3.0"):
+            with pytest.raises(IndexMismatch, match="cohere:embed-v4.0"):
                 await ChunkStore(weaviate.client, store.name).open("e5-small-q4", 384, create=False)
         finally:
             await store.drop()

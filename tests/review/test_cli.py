@@ -192,20 +192,20 @@ async def test_an_outdated_or_empty_log_says_to_run_alembic_upgrade(
     await stamp(sqlite_log.url, "base")  # the tables of an older schema, at no revision this code needs
     outdated = await run(review_env, "list", cwd=tmp_path)
     assert outdated.returncode == 1
-    assert f"is at revision (none) but this version needs {head_revision()}: run `alembic upgrade head`" in (
+    assert f"is at revision (none) but this version needs {head_revision()}: run `verbatim db upgrade`" in (
         one_error_line(outdated))
 
     empty_file = tmp_path / "empty.sqlite3"
     empty_file.touch()
     empty = await run(review_env | {"DATABASE_URL": f"sqlite+aiosqlite:///{empty_file}"}, "stats", cwd=tmp_path)
     assert empty.returncode == 1
-    assert one_error_line(empty).endswith("has no Verbatim tables: run `alembic upgrade head`")
+    assert one_error_line(empty).endswith("has no Verbatim tables: run `verbatim db upgrade`")
 
     missing_file = tmp_path / "nowhere" / "verbatim.sqlite3"
     missing = await run(review_env | {"DATABASE_URL": f"sqlite+aiosqlite:///{missing_file}"}, "list", cwd=tmp_path)
     assert missing.returncode == 1
     assert one_error_line(missing) == (
-        f"error: there is no exchange log at {missing_file} yet: run `alembic upgrade head` (or set DATABASE_URL)")
+        f"error: there is no exchange log at {missing_file} yet: run `verbatim db upgrade` (or set DATABASE_URL)")
     assert not missing_file.parent.exists()  # a read never creates the log
 
 

@@ -28,6 +28,7 @@ from storage.records import ExchangeRecord
 from tests.standins import SlackStandIn
 
 API_TOKEN = "test-api-token-0123456789"
+METRICS_TOKEN = "test-metrics-token-9876543210"
 LEAD = "U0LEAD"
 # A question the demo corpus answers (accounts/password-reset.md), the words its quote holds, a follow-up that
 # only makes sense with it, and what the follow-up's standalone query must then contain.
@@ -47,7 +48,8 @@ class Database:
 
 
 def bot_settings(slack: SlackStandIn, *, mode: str = "http", api_token: str | None = API_TOKEN,
-                 leads: str = LEAD, home: Path | None = None) -> Settings:
+                 leads: str = LEAD, home: Path | None = None, metrics_token: str | None = METRICS_TOKEN,
+                 log_questions: bool = False) -> Settings:
     """Settings as an admin would set them for this stand-in workspace (nothing read from .env)."""
     return Settings(  # type: ignore[call-arg]
         _env_file=None,
@@ -56,6 +58,8 @@ def bot_settings(slack: SlackStandIn, *, mode: str = "http", api_token: str | No
         slack_app_token=SecretStr(slack.app_token) if mode == "socket" else None,
         slack_api_url=slack.api_url,
         api_token=SecretStr(api_token) if api_token else None,
+        metrics_token=SecretStr(metrics_token) if metrics_token else None,
+        log_questions=log_questions,
         lead_user_ids=leads,
         lead_usergroup_id=None,
         **({"verbatim_home": home} if home is not None else {}),

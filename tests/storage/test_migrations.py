@@ -54,7 +54,7 @@ async def test_an_empty_database_says_to_run_alembic_upgrade(empty_database_url:
     finally:
         await engine.dispose()
     message = str(caught.value)
-    assert "has no Verbatim tables: run `alembic upgrade head`" in message
+    assert "has no Verbatim tables: run `verbatim db upgrade`" in message
     assert "\n" not in message
 
 
@@ -66,7 +66,7 @@ async def test_a_database_at_an_older_revision_says_which_revision_and_what_to_r
     with pytest.raises(SchemaOutdated) as caught:
         await check_schema(db.engine)
     message = str(caught.value)
-    assert f"is at revision 0000_older but this version needs {head_revision()}: run `alembic upgrade head`" in message
+    assert f"is at revision 0000_older but this version needs {head_revision()}: run `verbatim db upgrade`" in message
     assert "\n" not in message
 
 
