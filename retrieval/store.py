@@ -20,7 +20,8 @@ Registry (collection ``<name>Document``, one object per document): the content h
 indexed. It is written last, after the new chunks are in and the old ones gone, so an interrupted
 ingest is retried rather than skipped.
 
-Visibility: ``["*"]`` is stored for documents visible everywhere; a channel sees ``"*"`` and its own id.
+Visibility: ``["*"]`` is stored for documents visible everywhere; a search for a set of channels sees ``"*"`` and
+those channels' ids (one channel's, for a question asked in a channel; none, for public documents only).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
 
@@ -420,14 +421,14 @@ class ChunkStore:
         vector: np.ndarray | None,
         *,
         language: str,
-        channel: str | None,
+        channels: Collection[str],
         limit: int,
         alpha: float,
         mode: SearchMode = "hybrid",
     ) -> list[ScoredChunk]:
-        """Hybrid (or pure BM25 / pure vector) search over the chunks ``channel`` may see, within
-        ``query_timeout_s`` (``StoreError`` past it)."""
-        return await self._within("search", self._search(query, vector, language=language, channel=channel,
+        """Hybrid (or pure BM25 / pure vector) search over the chunks visible everywhere or in one of ``channels``,
+        within ``query_timeout_s`` (``StoreError`` past it)."""
+        return await self._within("search", self._search(query, vector, language=language, channels=channels,
                                                          limit=limit, alpha=alpha, mode=mode))
 
     async def _within(self, what: str, call: Awaitable[T]) -> T:
@@ -437,9 +438,9 @@ class ChunkStore:
             raise StoreError(f"Weaviate did not answer the {what} within {self.query_timeout_s:g} s: check that it "
                              "is running (WEAVIATE_URL, or the embedded server's log)") from error
 
-    async def _search(self, query: str, vector: np.ndarray | None, *, language: str, channel: str | None,
+    async def _search(self, query: str, vector: np.ndarray | None, *, language: str, channels: Collection[str],
                       limit: int, alpha: float, mode: SearchMode) -> list[ScoredChunk]:
-        filters = Filter.by_property("visibility").contains_any([EVERYONE, channel] if channel else [EVERYONE])
+        filters = Filter.by_property("visibility").contains_any([EVERYONE, *sorted(set(channels) - {EVERYONE})])
         for document_id in self.options.exclude_documents:
             filters = filters & Filter.by_property("document_id").not_equal(document_id)
         field, bm25_text = bm25_query(query, language, stemming=self.options.stemming)
