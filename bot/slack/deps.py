@@ -13,7 +13,6 @@ import time
 from dataclasses import dataclass, field
 
 import aiohttp
-from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
@@ -26,13 +25,14 @@ from bot.answer.service import AnswerDeps
 from bot.instance import Instance
 from bot.settings import Settings
 from bot.slack.concurrency import ChannelOrder, InFlight
+from bot.slack.errors import SLACK_ERRORS, slack_error
 from bot.slack.seen import Seen
+from bot.slack.visibility import Clock, DmVisibility, PrivateVisibility, parse_dm_visibility
 from storage.journal import Journal
 
 log = logging.getLogger(__name__)
 
 NUMBER_REACTIONS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")  # S1 … S9
-SLACK_ERRORS = (SlackApiError, aiohttp.ClientError, asyncio.TimeoutError)  # a Web API call that failed
 
 
 def _names(value: str) -> frozenset[str]:
@@ -54,6 +54,9 @@ class SlackOptions:
     max_question_chars: int = 4000  # a pasted log is cut: the search needs the question, not the whole paste
     claim_lease_s: float = 30.0  # a claimed question's lease, renewed every third of it while it is answered
     missed_after_s: float = 1800.0  # a question left behind longer than this gets the "missed" reply
+    dm_visibility: DmVisibility = field(default_factory=lambda: parse_dm_visibility(""))  # private questions
+    membership_cache_s: float = 60.0  # channel and user group members, trusted this long
+    assistant_prompts: tuple[str, ...] = ()  # suggested when an assistant thread starts; (): the generic ones
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SlackOptions:
@@ -63,6 +66,8 @@ class SlackOptions:
             working_reaction=settings.working_reaction.strip().strip(":") or None,
             lead_user_ids=_names(settings.lead_user_ids), lead_usergroup_id=settings.lead_usergroup_id or None,
             claim_lease_s=settings.claim_lease_s, missed_after_s=settings.missed_after_s,
+            dm_visibility=parse_dm_visibility(settings.dm_visibility), membership_cache_s=settings.membership_cache_s,
+            assistant_prompts=tuple(p.strip() for p in settings.assistant_prompts.split("|") if p.strip()),
         )
 
 
@@ -111,12 +116,17 @@ class SlackDeps:
     order: ChannelOrder = field(default_factory=ChannelOrder)
     in_flight: InFlight = field(default_factory=InFlight)
     instance: Instance = field(default_factory=Instance.this)  # the owner named on the claims it holds
+    clock: Clock = time.monotonic  # of the membership caches (a test moves it)
+    assistant_contexts: dict[str, str] = field(default_factory=dict)  # "dm:thread_ts" -> the pane's channel
     leads: Leads = field(init=False)
+    visibility: PrivateVisibility = field(init=False)
     answer_slots: asyncio.Semaphore = field(init=False)
     recorder: Recorder = field(init=False)
 
     def __post_init__(self) -> None:
         self.leads = Leads(self.options, self.client)
+        self.visibility = PrivateVisibility(self.options.dm_visibility, self.client,
+                                            ttl_s=self.options.membership_cache_s, clock=self.clock)
         self.answer_slots = asyncio.Semaphore(self.options.max_concurrent_answers)
         self.recorder = Recorder(self.sessions, self.journal)
 
@@ -134,11 +144,4 @@ def build_web_client(settings: Settings, session: aiohttp.ClientSession | None =
         token=token, base_url=base_url, session=session,
         retry_handlers=[AsyncConnectionErrorRetryHandler(), AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
     )
-
-
-def slack_error(error: BaseException) -> str:
-    """A Web API failure in a few words for a log line (Slack's error code, never the request or a token)."""
-    if isinstance(error, SlackApiError):
-        return str(error.response.get("error") or error.response.status_code)
-    return type(error).__name__
 

@@ -16,11 +16,13 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from bot.slack.answering import Attempt, answer_after_bug, take_question
+from bot.slack.assistant import take_assistant_thread
 from bot.slack.deps import SlackDeps
 from bot.slack.events import (
     Mention,
-    parse_follow_up,
+    parse_assistant_thread,
     parse_mention,
+    parse_message,
     parse_reaction,
     retry_number,
 )
@@ -47,8 +49,8 @@ async def on_app_mention(body: Body, context: AsyncBoltContext, request: AsyncBo
 
 
 async def on_message(body: Body, context: AsyncBoltContext, request: AsyncBoltRequest, deps: SlackDeps) -> None:
-    """Any message the bot can see: only a person's follow-up in a thread the bot answered is a question."""
-    question = parse_follow_up(body, context.bot_user_id, retry_number(request.headers))
+    """Any message the bot can see: a person's DM, or their follow-up in a thread the bot answered, is a question."""
+    question = parse_message(body, context.bot_user_id, retry_number(request.headers))
     if question is not None:
         context[ATTEMPT] = attempt = Attempt()
         await take_question(question, deps, bot_user(context), attempt)
@@ -59,6 +61,14 @@ async def on_reaction(body: Body, context: AsyncBoltContext, request: AsyncBoltR
     reaction = parse_reaction(body, retry_number(request.headers))
     if reaction is not None:
         await take_reaction(reaction, deps, bot_user(context))
+
+
+async def on_assistant_thread(body: Body, context: AsyncBoltContext, request: AsyncBoltRequest,
+                              deps: SlackDeps) -> None:
+    """assistant_thread_started / _context_changed: the pane's context channel, and prompts for a new thread."""
+    thread = parse_assistant_thread(body)
+    if thread is not None:
+        await take_assistant_thread(thread, deps)
 
 
 async def on_error(error: Exception, body: Body, context: AsyncBoltContext, deps: SlackDeps) -> None:
@@ -79,7 +89,7 @@ async def on_error(error: Exception, body: Body, context: AsyncBoltContext, deps
 
 
 def _question_of(body: Body, context: AsyncBoltContext) -> Mention | None:
-    return parse_mention(body, context.bot_user_id) or parse_follow_up(body, context.bot_user_id)
+    return parse_mention(body, context.bot_user_id) or parse_message(body, context.bot_user_id)
 
 
 def register(app: AsyncApp, deps: SlackDeps) -> None:
@@ -88,6 +98,8 @@ def register(app: AsyncApp, deps: SlackDeps) -> None:
     app.event("message")(_bind(on_message, deps))
     app.event("reaction_added")(_bind(on_reaction, deps))
     app.event("reaction_removed")(_bind(on_reaction, deps))
+    app.event("assistant_thread_started")(_bind(on_assistant_thread, deps))
+    app.event("assistant_thread_context_changed")(_bind(on_assistant_thread, deps))
     app.error(_bind_error(deps))
 
 
