@@ -100,7 +100,7 @@ class AssistantThread:
     context_channel: str | None  # the channel the user was looking at when they opened the pane, if any
 
 
-FEEDBACK_ACTION = "verbatim_feedback"  # action_id of the answer's feedback buttons
+FEEDBACK_ACTION = "verbatim_feedback"  # action_id of the feedback buttons (of the plain pair: + "_positive" …)
 POSITIVE, NEGATIVE = "positive", "negative"  # their values
 
 
@@ -185,7 +185,7 @@ def parse_feedback(body: Mapping[str, Any]) -> FeedbackClick | None:
     if body.get("type") != "block_actions":
         return None
     action = next((a for a in body.get("actions") or () if isinstance(a, dict)
-                   and a.get("action_id") == FEEDBACK_ACTION), None)
+                   and str(a.get("action_id") or "").startswith(FEEDBACK_ACTION)), None)
     user = (body.get("user") or {}).get("id")
     channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
     message_ts = (body.get("container") or {}).get("message_ts") or (body.get("message") or {}).get("ts")

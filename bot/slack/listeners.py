@@ -8,10 +8,12 @@ never acked and Slack sends it again).
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.request.async_request import AsyncBoltRequest
 
@@ -19,13 +21,16 @@ from bot.slack.answering import Attempt, answer_after_bug, take_question
 from bot.slack.assistant import take_assistant_thread
 from bot.slack.deps import SlackDeps
 from bot.slack.events import (
+    FEEDBACK_ACTION,
     Mention,
     parse_assistant_thread,
+    parse_feedback,
     parse_mention,
     parse_message,
     parse_reaction,
     retry_number,
 )
+from bot.slack.feedback import take_feedback
 from bot.slack.reactions import take_reaction
 from bot.slack.threads import BotUser
 
@@ -71,6 +76,14 @@ async def on_assistant_thread(body: Body, context: AsyncBoltContext, request: As
         await take_assistant_thread(thread, deps)
 
 
+async def on_feedback(ack: AsyncAck, body: Body, deps: SlackDeps) -> None:
+    """A 👍 / 👎 click under an answer (interactivity): acked at once, then recorded as that user's feedback."""
+    await ack()
+    click = parse_feedback(body)
+    if click is not None:
+        await take_feedback(click, deps)
+
+
 async def on_error(error: Exception, body: Body, context: AsyncBoltContext, deps: SlackDeps) -> None:
     """Bolt's one error handler: a listener failed in a way nobody planned for.
 
@@ -100,6 +113,7 @@ def register(app: AsyncApp, deps: SlackDeps) -> None:
     app.event("reaction_removed")(_bind(on_reaction, deps))
     app.event("assistant_thread_started")(_bind(on_assistant_thread, deps))
     app.event("assistant_thread_context_changed")(_bind(on_assistant_thread, deps))
+    app.action(re.compile(f"^{FEEDBACK_ACTION}"))(_bind_action(on_feedback, deps))
     app.error(_bind_error(deps))
 
 
@@ -109,6 +123,14 @@ def _bind(listener: Callable[..., Awaitable[None]], deps: SlackDeps) -> Callable
         await listener(body, context, request, deps)
 
     bound.__name__ = bound.__qualname__ = listener.__name__  # Bolt's logs name the listener
+    return bound
+
+
+def _bind_action(listener: Callable[..., Awaitable[None]], deps: SlackDeps) -> Callable[..., Awaitable[None]]:
+    async def bound(ack: AsyncAck, body: Body) -> None:
+        await listener(ack, body, deps)
+
+    bound.__name__ = bound.__qualname__ = listener.__name__
     return bound
 
 

@@ -22,6 +22,8 @@ class SlackWording:
     status: str  # the assistant pane's status line while a question is answered
     prompts_title: str  # above the suggested prompts of a new assistant thread
     prompts: tuple[str, ...]  # the generic suggested prompts (ASSISTANT_PROMPTS replaces them)
+    helpful: str  # the 👍 feedback button's label (read by screen readers)
+    unhelpful: str  # the 👎 one
 
 
 SLACK_WORDING = {
@@ -36,6 +38,8 @@ SLACK_WORDING = {
         status="searching the documents…",
         prompts_title="Ask about our documents, privately:",
         prompts=("How do I reset my password?", "What is our refund policy?", "Who do I contact for an escalation?"),
+        helpful="This answer helped",
+        unhelpful="This answer did not help",
     ),
     "ja": SlackWording(
         help="ドキュメントについての質問をメンション付きで送ってください。ドキュメントの原文をそのまま引用して回答します。",
@@ -48,6 +52,8 @@ SLACK_WORDING = {
         status="ドキュメントを検索しています…",
         prompts_title="ドキュメントについて、個別に質問できます:",
         prompts=("パスワードをリセットするには？", "返金ポリシーを教えてください", "エスカレーションの連絡先は？"),
+        helpful="役に立った",
+        unhelpful="役に立たなかった",
     ),
     "ru": SlackWording(
         help="Упомяните меня и задайте вопрос по нашим документам — я отвечу дословными цитатами из них.",
@@ -60,6 +66,8 @@ SLACK_WORDING = {
         status="ищу в документах…",
         prompts_title="Спросите о наших документах — лично:",
         prompts=("Как сбросить пароль?", "Какие у нас правила возврата?", "К кому обращаться при эскалации?"),
+        helpful="Ответ помог",
+        unhelpful="Ответ не помог",
     ),
 }
 
