@@ -5,7 +5,6 @@ own ``AsyncAssistant`` recognises its assistant events and DM-thread messages, a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -112,15 +111,6 @@ async def test_a_block_action_over_http_is_a_signed_form_that_bolt_routes_and_ac
     assert delivery.status == 200
     assert (action["type"], action["value"], clicks[0]["container"]["message_ts"]) == (
         "feedback_buttons", "negative", ts)
-
-
-@pytest.fixture
-async def handler(bolt_app: AsyncApp, slack: SlackStandIn) -> AsyncIterator[AsyncSocketModeHandler]:
-    socket_handler = AsyncSocketModeHandler(bolt_app, slack.app_token)
-    try:
-        yield socket_handler
-    finally:
-        await socket_handler.close_async()
 
 
 async def test_a_block_action_over_socket_mode_is_an_interactive_envelope_that_bolt_acks(
