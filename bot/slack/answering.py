@@ -152,7 +152,7 @@ async def _service_question(question: Mention, history: tuple[Turn, ...], deps: 
 
 
 def _render_options(deps: SlackDeps) -> RenderOptions:
-    return RenderOptions(flag_reaction=deps.options.first_flag_reaction)
+    return RenderOptions(flag_reaction=deps.options.first_flag_reaction, native_feedback=deps.options.native_feedback)
 
 
 def _origin(question: Mention, attempt: Attempt) -> Origin:

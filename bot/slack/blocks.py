@@ -11,8 +11,9 @@ The rules this module keeps, whatever the answer holds:
 - Everything else that goes into mrkdwn (claims, titles, sections) is escaped, so ``<``, ``>`` and ``&`` in
   a document are text, never a link or a mention.
 - Every answer (answered or no support) ends with the feedback buttons, 👍 / 👎 (``FEEDBACK_ACTION``): Slack's
-  ``context_actions`` block with its ``feedback_buttons`` element, built with slack_sdk's classes; where the
-  installed slack_sdk lacks them, a plain ``actions`` block with two buttons of the same action and values.
+  ``context_actions`` block with its ``feedback_buttons`` element (the shape slack_sdk's ``ContextActionsBlock``
+  and ``FeedbackButtonsElement`` build, checked in the tests); where the installed slack_sdk lacks them
+  (``SlackOptions.native_feedback``), a plain ``actions`` block with two buttons of the same action and values.
   A click is the asker's feedback, never a lead's flag (those stay reactions).
 - Slack's limits hold: at most 50 blocks (quotes that do not fit are counted in a note, never dropped
   silently), at most 3,000 characters in a section. Every message has a plain-text ``text`` for
@@ -57,19 +58,11 @@ class SlackMessage:
         return {"text": self.text, "blocks": list(self.blocks)}
 
 
-try:  # slack_sdk 3.37+: Slack's own feedback element for AI replies
-    from slack_sdk.models.blocks import ContextActionsBlock, FeedbackButtonObject, FeedbackButtonsElement
-except ImportError:  # pragma: no cover - an older slack_sdk: the plain button pair
-    ContextActionsBlock = None  # type: ignore[assignment,misc]
-
-NATIVE_FEEDBACK = ContextActionsBlock is not None
-
-
 @dataclass(frozen=True, slots=True)
 class RenderOptions:
     flag_reaction: str | None = "x"  # named in the hint under an answer; None: no hint
     feedback: bool = True  # the 👍 / 👎 buttons under every answer
-    native_feedback: bool = NATIVE_FEEDBACK  # Slack's feedback_buttons; False: a plain button pair
+    native_feedback: bool = True  # Slack's feedback_buttons; False: a plain button pair
 
 
 def answer_message(result: AnswerResult, options: RenderOptions = RenderOptions()) -> SlackMessage:
@@ -106,15 +99,18 @@ def help_message(language: str) -> SlackMessage:
     return SlackMessage(text=_fallback(words, language), blocks=(_section(escape_mrkdwn(words)),))
 
 
-def feedback_block(language: str, *, native: bool = NATIVE_FEEDBACK) -> Block:
+def feedback_block(language: str, *, native: bool = True) -> Block:
     """👍 / 👎 under an answer: Slack's feedback buttons, or (``native`` False) two plain buttons."""
     words = slack_wording_for(language)
     if native:
-        return ContextActionsBlock(elements=[FeedbackButtonsElement(
-            action_id=FEEDBACK_ACTION,
-            positive_button=FeedbackButtonObject(text="👍", value=POSITIVE, accessibility_label=words.helpful),
-            negative_button=FeedbackButtonObject(text="👎", value=NEGATIVE, accessibility_label=words.unhelpful),
-        )]).to_dict()
+        def button(emoji: str, value: str, label: str) -> Block:
+            return {"text": {"type": "plain_text", "text": emoji, "emoji": True}, "value": value,
+                    "accessibility_label": label}
+
+        return {"type": "context_actions", "elements": [{
+            "type": "feedback_buttons", "action_id": FEEDBACK_ACTION,
+            "positive_button": button("👍", POSITIVE, words.helpful),
+            "negative_button": button("👎", NEGATIVE, words.unhelpful)}]}
     return {"type": "actions", "elements": [
         {"type": "button", "action_id": f"{FEEDBACK_ACTION}_{value}", "value": value,
          "text": {"type": "plain_text", "text": f"{emoji} {label}", "emoji": True}}

@@ -57,6 +57,7 @@ class SlackOptions:
     dm_visibility: DmVisibility = field(default_factory=lambda: parse_dm_visibility(""))  # private questions
     membership_cache_s: float = 60.0  # channel and user group members, trusted this long
     assistant_prompts: tuple[str, ...] = ()  # suggested when an assistant thread starts; (): the generic ones
+    native_feedback: bool = field(default_factory=lambda: _has_feedback_buttons())  # else the plain button pair
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SlackOptions:
@@ -69,6 +70,15 @@ class SlackOptions:
             dm_visibility=parse_dm_visibility(settings.dm_visibility), membership_cache_s=settings.membership_cache_s,
             assistant_prompts=tuple(p.strip() for p in settings.assistant_prompts.split("|") if p.strip()),
         )
+
+
+def _has_feedback_buttons() -> bool:
+    """Whether this slack_sdk knows Slack's feedback element for AI replies (3.37+); if not, plain buttons."""
+    try:
+        from slack_sdk.models.blocks import ContextActionsBlock, FeedbackButtonsElement  # noqa: F401
+    except ImportError:  # pragma: no cover - an older slack_sdk
+        return False
+    return True
 
 
 class Leads:

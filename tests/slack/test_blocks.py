@@ -219,3 +219,10 @@ def test_every_answer_ends_with_feedback_buttons_that_name_the_feedback_action(l
         assert len({b["action_id"] for b in buttons}) == 2, "action ids are unique within a block"
         assert words.helpful in buttons[0]["text"]["text"] and words.unhelpful in buttons[1]["text"]["text"]
     assert [b["value"] for b in buttons] == [POSITIVE, NEGATIVE]
+    if native:  # the shape slack_sdk's own classes build and validate
+        from slack_sdk.models.blocks import Block
+
+        parsed = Block.parse(block)
+        assert parsed is not None and type(parsed).__name__ == "ContextActionsBlock"
+        parsed.validate_json()
+        assert parsed.to_dict() == block
