@@ -265,7 +265,7 @@ async def followups(handle: WeaviateHandle, embedder: CachedEmbedder) -> list[li
             query = build(q.text, history)
             vector = await embedder.embed_query(query)
             language = detect_language(query)
-            found = await store.search(query, vector, language=language, channel=None, limit=config.limit,
+            found = await store.search(query, vector, language=language, channels=(), limit=config.limit,
                                        alpha=config.alpha_for(language))
             ids = [h.chunk.document_id for h in found]
             n += 1

@@ -118,7 +118,7 @@ async def evaluate(store: ChunkStore, dataset: data.Dataset, embedder: Embedder,
                 key = (m.mode, m.alpha, m.stemming)
                 if key not in searched:
                     searched[key] = await store.with_options(stemming=m.stemming).search(
-                        query.text, vector, language=language, channel=None, limit=depth, alpha=m.alpha,
+                        query.text, vector, language=language, channels=(), limit=depth, alpha=m.alpha,
                         mode=m.mode)  # type: ignore[arg-type]
                 hits = searched[key]
                 if m.sentence_weight is not None:

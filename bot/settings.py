@@ -110,6 +110,16 @@ class Settings(BaseSettings):
     # Reactions that flag a whole answer; :one: … :nine: flag citation S1 … S9.
     flag_reactions: str = "x,triangular_flag_on_post"
     working_reaction: str = "eyes"
+    # Direct messages and the assistant pane see only documents visible everywhere, unless mapped here:
+    # "WHO=CHANNEL,CHANNEL;WHO=CHANNEL" where WHO is a user id (U…/W…) or a user group id (S…, needs
+    # usergroups:read), e.g. "U0ANNA=C0LEADS,C0HR;S0LEADS=C0LEADS". Invalid entries stop the start with their text.
+    dm_visibility: str = ""
+    # How long a channel's member list (for the assistant pane's channel context) and a mapped user group's
+    # members are trusted before Slack is asked again.
+    membership_cache_s: float = Field(default=60.0, ge=0.0)
+    # Suggested prompts when an assistant thread starts, separated by "|"; empty: a few generic ones in the
+    # user's language (en, ja, ru, from their Slack locale).
+    assistant_prompts: str = ""
     # A claimed question is a lease this long, renewed while it is answered; a claim whose lease ran out (or
     # whose process on this host is gone) is taken over by a retry or by the sweep of another instance.
     claim_lease_s: float = Field(default=30.0, ge=3.0)
@@ -131,6 +141,14 @@ class Settings(BaseSettings):
     @classmethod
     def _expand_user(cls, value: Path) -> Path:
         return value.expanduser()
+
+    @field_validator("dm_visibility")
+    @classmethod
+    def _dm_visibility(cls, value: str) -> str:
+        from bot.slack.visibility import parse_dm_visibility  # raises ValueError naming the bad entry
+
+        parse_dm_visibility(value)
+        return value
 
     @model_validator(mode="after")
     def _chunk_bounds(self) -> Settings:

@@ -36,7 +36,7 @@ async def search(
     vector = None if mode == "bm25" else await embedder.embed_query(query)
     embedded = time.perf_counter()
     hits = await store.search(
-        query, vector, language=language, channel=channel, limit=limit or config.limit,
+        query, vector, language=language, channels=(channel,) if channel else (), limit=limit or config.limit,
         alpha=config.alpha_for(language), mode=mode,
     )
     done = time.perf_counter()

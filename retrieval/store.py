@@ -23,7 +23,8 @@ is opened for writing). It is written last, after the new chunks are in and the 
 interrupted ingest is retried rather than skipped. Removing a document deletes its chunks and sentences
 first and its registry entry last, so an interrupted removal is retried by the next sync.
 
-Visibility: ``["*"]`` is stored for documents visible everywhere; a channel sees ``"*"`` and its own id.
+Visibility: ``["*"]`` is stored for documents visible everywhere; a search for a set of channels sees ``"*"`` and
+those channels' ids (one channel's, for a question asked in a channel; none, for public documents only).
 
 On a Weaviate cluster (``Replication``): new collections are made with the replication factor, and every read and
 write asks for the consistency level (QUORUM by default: with 3 replicas, one node may be down and nothing is
@@ -35,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
 
@@ -494,14 +495,14 @@ class ChunkStore:
         vector: np.ndarray | None,
         *,
         language: str,
-        channel: str | None,
+        channels: Collection[str],
         limit: int,
         alpha: float,
         mode: SearchMode = "hybrid",
     ) -> list[ScoredChunk]:
-        """Hybrid (or pure BM25 / pure vector) search over the chunks ``channel`` may see, within
-        ``query_timeout_s`` (``StoreError`` past it)."""
-        return await self._within("search", self._search(query, vector, language=language, channel=channel,
+        """Hybrid (or pure BM25 / pure vector) search over the chunks visible everywhere or in one of ``channels``,
+        within ``query_timeout_s`` (``StoreError`` past it)."""
+        return await self._within("search", self._search(query, vector, language=language, channels=channels,
                                                          limit=limit, alpha=alpha, mode=mode))
 
     async def _within(self, what: str, call: Awaitable[T]) -> T:
@@ -511,9 +512,9 @@ class ChunkStore:
             raise StoreError(f"Weaviate did not answer the {what} within {self.query_timeout_s:g} s: check that it "
                              "is running (WEAVIATE_URL, or the embedded server's log)") from error
 
-    async def _search(self, query: str, vector: np.ndarray | None, *, language: str, channel: str | None,
+    async def _search(self, query: str, vector: np.ndarray | None, *, language: str, channels: Collection[str],
                       limit: int, alpha: float, mode: SearchMode) -> list[ScoredChunk]:
-        filters = Filter.by_property("visibility").contains_any([EVERYONE, channel] if channel else [EVERYONE])
+        filters = Filter.by_property("visibility").contains_any([EVERYONE, *sorted(set(channels) - {EVERYONE})])
         for document_id in self.options.exclude_documents:
             filters = filters & Filter.by_property("document_id").not_equal(document_id)
         field, bm25_text = bm25_query(query, language, stemming=self.options.stemming)

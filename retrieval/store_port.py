@@ -1,6 +1,7 @@
 """The store port: exactly what the answer path needs from a chunk store, and a small in-memory double of it.
 
-    Store.search(query, vector, language=, channel=, limit=, alpha=)  -> chunks the channel may see, best first
+    Store.search(query, vector, language=, channels=, limit=, alpha=) -> chunks visible everywhere or in one of
+                                                                        ``channels``, best first
     Store.sentence_hits(vector, chunk_ids, limit=)                    -> those chunks' sentences, closest first
     Store.ready()                                                     -> whether it would serve a search now
 
@@ -12,7 +13,7 @@ it; the integration tests use the real Weaviate.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -22,7 +23,7 @@ from retrieval.chunks import Chunk, ScoredChunk, SentenceHit, SentenceSpan
 
 
 class Store(Protocol):
-    async def search(self, query: str, vector: np.ndarray | None, *, language: str, channel: str | None,
+    async def search(self, query: str, vector: np.ndarray | None, *, language: str, channels: Collection[str],
                      limit: int, alpha: float) -> list[ScoredChunk]: ...
 
     async def sentence_hits(self, vector: np.ndarray, chunk_ids: Sequence[str], *,
@@ -42,16 +43,17 @@ class StoredChunk:
 
 class MemoryStore:
     """A ``Store`` over a list of chunks with their vectors: exact cosine, visibility as Weaviate applies it
-    (``None`` = everyone; a channel sees everyone's and its own), ``alpha`` ignored (vector search only)."""
+    (``None`` = everyone; ``channels`` see everyone's and their own), ``alpha`` ignored (vector search only)."""
 
     def __init__(self, chunks: Sequence[StoredChunk]) -> None:
         self._chunks = list(chunks)
 
-    async def search(self, query: str, vector: np.ndarray | None, *, language: str, channel: str | None,
+    async def search(self, query: str, vector: np.ndarray | None, *, language: str, channels: Collection[str],
                      limit: int, alpha: float) -> list[ScoredChunk]:
         if vector is None:
             return []
-        visible = [c for c in self._chunks if c.chunk.visibility is None or channel in c.chunk.visibility]
+        seeing = set(channels)
+        visible = [c for c in self._chunks if c.chunk.visibility is None or seeing & set(c.chunk.visibility)]
         ranked = sorted(visible, key=lambda c: -_cosine(vector, c.vector))[:limit]
         return [ScoredChunk(c.chunk, _cosine(vector, c.vector), i + 1) for i, c in enumerate(ranked)]
 

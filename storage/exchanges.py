@@ -27,7 +27,7 @@ from sqlalchemy import ColumnElement, Select, and_, delete, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
-from storage.models import Citation, Exchange, Flag, RetrievedChunk
+from storage.models import Citation, Exchange, Feedback, Flag, RetrievedChunk
 from storage.records import (
     OUTCOMES,
     CitationRecord,
@@ -136,11 +136,13 @@ async def list_exchanges(
     before: datetime | None = None,
     limit: int = 50,
     offset: int = 0,
+    unhappy: bool | None = None,
 ) -> list[ExchangeSummary]:
     """The review queue, newest first (``since`` inclusive, ``before`` exclusive).
 
     `flagged=True`: exchanges with at least one lead flag still on the reply (resolved or not; the summary
-    says how many are unresolved); `False`: exchanges without one; None: both.
+    says how many are unresolved); `False`: exchanges without one; None: both. `unhappy=True`: exchanges
+    someone gave a 👎 (feedback buttons); `False`: none did; None: both.
     """
     if outcome is not None:
         require_choice("outcome", outcome, OUTCOMES)
@@ -151,6 +153,7 @@ async def list_exchanges(
         raise ValueError(f"offset must be 0 or more, got {offset}")
 
     is_flag = and_(Flag.exchange_id == Exchange.id, Flag.is_lead, Flag.removed_at.is_(None))
+    is_unhappy = and_(Feedback.exchange_id == Exchange.id, ~Feedback.positive)
     statement = select(
         Exchange.id, Exchange.created_at, Exchange.source, Exchange.outcome, Exchange.question,
         Exchange.channel_id, Exchange.user_id, Exchange.thread_ts, Exchange.reply_ts, Exchange.error_class,
@@ -159,10 +162,14 @@ async def list_exchanges(
         _count(Citation, and_(Citation.exchange_id == Exchange.id, ~Citation.kept)).label("rejected"),
         _count(Flag, is_flag).label("lead_flags"),
         _count(Flag, and_(is_flag, Flag.resolution.is_(None))).label("unresolved"),
+        _count(Feedback, is_unhappy).label("unhappy"),
     )
     if flagged is not None:
         has_flag = exists().where(is_flag)
         statement = statement.where(has_flag if flagged else ~has_flag)
+    if unhappy is not None:
+        has_thumbs_down = exists().where(is_unhappy)
+        statement = statement.where(has_thumbs_down if unhappy else ~has_thumbs_down)
     if outcome is not None:
         statement = statement.where(Exchange.outcome == outcome)
     if channel_id is not None:
@@ -179,12 +186,13 @@ async def list_exchanges(
             channel_id=row.channel_id, user_id=row.user_id, thread_ts=row.thread_ts, reply_ts=row.reply_ts,
             error_class=row.error_class, total_ms=_total_ms(row.timings_ms), kept_citations=row.kept,
             rejected_citations=row.rejected, lead_flags=row.lead_flags, unresolved_lead_flags=row.unresolved,
+            unhappy=row.unhappy,
         )
         for row in await session.execute(statement)
     ]
 
 
-def _count(model: type[Citation | Flag], condition: ColumnElement[bool]) -> Any:
+def _count(model: type[Citation | Flag | Feedback], condition: ColumnElement[bool]) -> Any:
     return select(func.count()).select_from(model).where(condition).correlate(Exchange).scalar_subquery()
 
 

@@ -47,7 +47,7 @@ async def add_flag(
     """
     require_aware("at", at)
     at = at.astimezone(UTC)
-    await _lock_exchange(session, exchange_id)
+    await lock_exchange(session, exchange_id)
     existing = await session.scalar(
         select(Flag).where(_same_reaction(exchange_id, label, user_id, reaction), Flag.removed_at.is_(None))
         .order_by(Flag.created_at).limit(1)
@@ -81,7 +81,7 @@ async def remove_flag(
     Raises UnknownExchange when there is no such exchange.
     """
     require_aware("at", at)
-    await _lock_exchange(session, exchange_id)
+    await lock_exchange(session, exchange_id)
     result = await session.execute(
         update(Flag)
         .where(_same_reaction(exchange_id, label, user_id, reaction), Flag.removed_at.is_(None))
@@ -131,7 +131,8 @@ async def flags_for(session: AsyncSession, exchange_id: str) -> list[FlagRecord]
     return [_to_record(row) for row in rows]
 
 
-async def _lock_exchange(session: AsyncSession, exchange_id: str) -> None:
+async def lock_exchange(session: AsyncSession, exchange_id: str) -> None:
+    """Serialise writes about one exchange on its row (``UnknownExchange``, rolled back, if there is none)."""
     result = await session.execute(
         update(Exchange).where(Exchange.id == exchange_id).values(source=Exchange.source)
         .execution_options(synchronize_session=False)

@@ -36,6 +36,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Text,
+    UniqueConstraint,
     column,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -206,3 +207,19 @@ class Flag(Base):
     resolution_note: Mapped[str | None] = mapped_column(Text)
     resolved_by: Mapped[str | None] = mapped_column(String())
     resolved_at: Mapped[datetime | None]
+
+
+class Feedback(Base):
+    """A 👍 / 👎 on one of the bot's answers (Slack's feedback buttons): what the asker, or anyone who saw the
+    answer, thought of it. One row per exchange and user; a later click replaces an earlier one. Not a flag:
+    leads flag with reactions, and a 👎 puts the exchange in the review queue as "asker unhappy"."""
+
+    __tablename__ = "feedback"
+    __table_args__ = (UniqueConstraint("exchange_id", "user_id"),)
+
+    id: Mapped[str] = mapped_column(String(UUID_LENGTH), primary_key=True)
+    exchange_id: Mapped[str] = mapped_column(String(UUID_LENGTH), ForeignKey("exchanges.id", ondelete="CASCADE"))
+    user_id: Mapped[str] = mapped_column(String())
+    positive: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]

@@ -164,6 +164,17 @@ class ExchangeRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class FeedbackRecord:
+    """One user's 👍 (``positive``) or 👎 on an answer, as last clicked."""
+
+    exchange_id: str
+    user_id: str
+    positive: bool
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class FlagRecord:
     """A reaction on the bot's reply. It counts as a flag only when `is_lead` and not removed."""
 
@@ -210,6 +221,7 @@ class ExchangeSummary:
     rejected_citations: int
     lead_flags: int  # lead reactions still on the reply
     unresolved_lead_flags: int  # of those, the ones nobody has resolved yet
+    unhappy: int = 0  # 👎 clicks on the answer (feedback buttons): "asker unhappy"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -231,6 +243,9 @@ class Metrics:
     wrong_citation_rate: float | None  # (rejected or flagged quotes) / quotes; see storage.stats
     latency_p50_ms: float | None
     latency_p95_ms: float | None
+    helpful: int = 0  # 👍 clicks (feedback buttons, one per user and answer)
+    unhelpful: int = 0  # 👎 clicks
+    unhappy_rate: float | None = None  # unhelpful / (helpful + unhelpful)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,6 +10,8 @@ The two that lead: the share of exchanges without support, and the share of wron
 - quotes: every composed citation, kept or rejected. A citation is wrong when verification rejected it, or
   a counting flag names its label, or a counting flag covers the whole reply (a lead who flags the reply is
   saying its citations cannot be trusted). wrong_citation_rate = wrong / quotes.
+- feedback: the askers' 👍 / 👎 (one current vote per user and answer): helpful, unhelpful, and
+  unhappy_rate = unhelpful / (helpful + unhelpful). Not flags: anyone may click them.
 - latency p50/p95: nearest-rank percentiles of `timings_ms["total"]`, computed here in Python so that SQLite
   and PostgreSQL give the same numbers.
 
@@ -28,7 +30,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.models import Citation, Exchange, Flag
+from storage.models import Citation, Exchange, Feedback, Flag
 from storage.records import ChannelStats, DayStats, Metrics, require_aware
 
 COMPLETED = ("answered", "no_support", "error")
@@ -79,6 +81,8 @@ class _Exchange:
     total_ms: float | None
     citations: list[tuple[str, bool]] = field(default_factory=list)  # (label, kept)
     flagged_labels: set[str | None] = field(default_factory=set)  # None: the whole reply
+    helpful: int = 0
+    unhelpful: int = 0
 
 
 async def _load(
@@ -121,6 +125,13 @@ async def _load(
     for row in flags:
         exchanges[row.exchange_id].flagged_labels.add(row.label)
 
+    votes = await session.execute(select(Feedback.exchange_id, Feedback.positive).join(Exchange).where(*window))
+    for row in votes:
+        if row.positive:
+            exchanges[row.exchange_id].helpful += 1
+        else:
+            exchanges[row.exchange_id].unhelpful += 1
+
     groups: dict[Any, list[_Exchange]] = defaultdict(list)
     for exchange in exchanges.values():
         groups[key(exchange)].append(exchange)
@@ -147,6 +158,7 @@ def _metrics(items: Iterable[_Exchange]) -> dict[str, Any]:
         if not kept or None in item.flagged_labels or label in item.flagged_labels
     )
     latencies = [item.total_ms for item in items if item.outcome != "pending" and item.total_ms is not None]
+    helpful, unhelpful = sum(item.helpful for item in items), sum(item.unhelpful for item in items)
     return {
         "exchanges": len(items),
         "pending": outcomes["pending"],
@@ -163,6 +175,9 @@ def _metrics(items: Iterable[_Exchange]) -> dict[str, Any]:
         "wrong_citation_rate": _rate(wrong, quotes),
         "latency_p50_ms": percentile(latencies, 50),
         "latency_p95_ms": percentile(latencies, 95),
+        "helpful": helpful,
+        "unhelpful": unhelpful,
+        "unhappy_rate": _rate(unhelpful, helpful + unhelpful),
     }
 
 

@@ -42,13 +42,22 @@ ANSWER_ERRORS = (RetrievalError, TimeoutError)
 @dataclass(frozen=True, slots=True)
 class Question:
     text: str
-    channel: str | None = None  # visibility: only documents visible here (None: public documents only)
+    channel: str | None = None  # where it was asked (None: outside Slack)
     history: tuple[Turn, ...] = ()
     language: str = ""  # the asker's language; detected from the text once, here, when not given
+    sees: frozenset[str] | None = None  # the channels whose documents it may be answered from; None: ``channel``'s
 
     def __post_init__(self) -> None:
         if not self.language:
             object.__setattr__(self, "language", detect_language(self.text))
+
+    @property
+    def visible_in(self) -> frozenset[str]:
+        """Visibility: documents visible everywhere, and those of these channels (none: public documents only).
+        A question asked in a channel sees that channel's; a private one (a DM) sees what ``sees`` grants it."""
+        if self.sees is not None:
+            return self.sees
+        return frozenset({self.channel}) if self.channel else frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +126,7 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
     query_language = language if query == question.text else detect_language(query)
 
     vector = await deps.embedder.embed_query(query)
-    hits = await deps.store.search(query, vector, language=query_language, channel=question.channel,
+    hits = await deps.store.search(query, vector, language=query_language, channels=question.visible_in,
                                    limit=config.search.limit, alpha=config.search.alpha_for(query_language))
     searched = time.perf_counter()
 

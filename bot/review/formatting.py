@@ -23,6 +23,18 @@ RESOLUTION_LABELS = {
 }
 
 
+def flags_label(lead_flags: int, unresolved: int, unhappy: int) -> str:
+    """The queue's "flags" cell: leads' flags (open / all) and the askers' 👎 ("asker unhappy").
+
+    >>> flags_label(2, 1, 0), flags_label(0, 0, 1), flags_label(1, 1, 2), flags_label(0, 0, 0)
+    ('1 open / 2', 'asker unhappy', '1 open / 1, asker unhappy ×2', '')
+    """
+    parts = [f"{unresolved} open / {lead_flags}"] if lead_flags else []
+    if unhappy:
+        parts.append("asker unhappy" + (f" ×{unhappy}" if unhappy > 1 else ""))
+    return ", ".join(parts)
+
+
 def parse_since(text: str, now: datetime) -> datetime:
     """The moment a `--since` value names: `7d`/`24h`/`2w` before `now`, or a date / datetime (UTC if no zone).
 

@@ -15,6 +15,7 @@ from urllib.parse import urlencode, urlsplit
 from bot.review.charts import Series, line_chart
 from bot.review.formatting import (
     SINCE_FORMS,
+    flags_label,
     milliseconds,
     moment,
     one_line,
@@ -165,7 +166,7 @@ def queue_page(items: Sequence[ExchangeSummary], filters: QueueFilters, *, error
             id=item.id, question=one_line(item.question, 140) or "(empty question)",
             quotes=f"{item.kept_citations}"
             + (f" (+{item.rejected_citations} rejected)" if item.rejected_citations else ""),
-            flags=f"{item.unresolved_lead_flags} open / {item.lead_flags}" if item.lead_flags else "",
+            flags=flags_label(item.lead_flags, item.unresolved_lead_flags, item.unhappy),
             total=milliseconds(item.total_ms))
         for item in items
     )
@@ -392,6 +393,8 @@ def trends_page(
         line_chart("Wrong-citation rate", [rate("wrong citations", "#c0392b", "wrong_citation_rate")],
                    start=start, end=end, unit="rate"),
         line_chart("Flag rate", [rate("flagged answers", "#8e44ad", "flag_rate")], start=start, end=end, unit="rate"),
+        line_chart("Askers unhappy (👎 share of feedback)", [rate("unhappy", "#b03a2e", "unhappy_rate")],
+                   start=start, end=end, unit="rate"),
         line_chart("Rejected-quote rate", [rate("rejected quotes", "#2c3e50", "rejected_quote_rate")],
                    start=start, end=end, unit="rate"),
         line_chart("Latency", [rate("p50", "#2b5fd9", "latency_p50_ms"), rate("p95", "#e67e22", "latency_p95_ms")],

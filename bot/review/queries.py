@@ -1,5 +1,5 @@
-"""The review queue: the union the desk shows by default (flagged OR no_support OR error OR stuck), composed from
-`storage.exchanges.list_exchanges`, one call per selection, merged newest first. No SQL here: every query
+"""The review queue: the union the desk shows by default (flagged OR asker unhappy OR no_support OR error OR
+stuck), composed from `storage.exchanges.list_exchanges`, one call per selection, merged newest first. No SQL here: every query
 lives in `storage/` (thread history is `storage.exchanges.thread_turns`, existence `exchange_exists`).
 """
 
@@ -22,6 +22,7 @@ async def review_queue(
     session: AsyncSession,
     *,
     flagged: bool = False,
+    unhappy: bool = False,
     no_support: bool = False,
     errors: bool = False,
     everything: bool = False,
@@ -30,9 +31,10 @@ async def review_queue(
     limit: int = 50,
     now: datetime | None = None,
 ) -> list[ExchangeSummary]:
-    """The review queue, newest first: exchanges that are flagged, or had no support, or failed, or are stuck.
+    """The review queue, newest first: exchanges that are flagged, or an asker gave a 👎 ("asker unhappy"), or had
+    no support, or failed, or are stuck.
 
-    Each of `flagged`, `no_support`, `errors` adds its exchanges; none of them means all three (the default
+    Each of `flagged`, `unhappy`, `no_support`, `errors` adds its exchanges; none of them means all four (the default
     queue) plus the stuck ones: still pending `STUCK_AFTER` after they were asked (a crash left them and no
     instance has finished them: nobody is running, or answering them keeps failing). `everything` lists every
     exchange instead (pending ones too).
@@ -40,11 +42,13 @@ async def review_queue(
     if everything:
         return await list_exchanges(session, channel_id=channel_id, since=since, limit=limit)
     selections: list[dict[str, object]] = []
-    if not (flagged or no_support or errors):
-        flagged = no_support = errors = True
+    if not (flagged or unhappy or no_support or errors):
+        flagged = unhappy = no_support = errors = True
         selections.append({"outcome": "pending", "before": (now or datetime.now(UTC)) - STUCK_AFTER})
     if flagged:
         selections.append({"flagged": True})
+    if unhappy:
+        selections.append({"unhappy": True})
     if no_support:
         selections.append({"outcome": "no_support"})
     if errors:

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bot.review.formatting import (
+    flags_label,
     milliseconds,
     moment,
     one_line,
@@ -59,12 +60,12 @@ def queue_table(summaries: Sequence[ExchangeSummary]) -> Table:
     for item in summaries:
         outcome = outcome_label(item.outcome) + (f" ({item.error_class})" if item.error_class else "")
         quotes = f"{item.kept_citations}" + (f" +{item.rejected_citations} rejected" if item.rejected_citations else "")
-        flags = "" if not item.lead_flags else f"{item.unresolved_lead_flags} open / {item.lead_flags}"
+        flags = flags_label(item.lead_flags, item.unresolved_lead_flags, item.unhappy)
         table.add_row(
             Text(item.created_at.strftime("%Y-%m-%d %H:%M")), Text(item.id),
             Text(outcome, style=OUTCOME_STYLES.get(item.outcome, "")), Text(item.channel_id or "–"),
             Text(one_line(item.question, 100)), Text(quotes),
-            Text(flags, style="red" if item.unresolved_lead_flags else ""),
+            Text(flags, style="red" if item.unresolved_lead_flags or item.unhappy else ""),
             Text(milliseconds(item.total_ms)),
         )
     return table
@@ -267,6 +268,8 @@ def headline(metrics: Metrics) -> Table:
     table.add_row("latency", f"p50 {milliseconds(metrics.latency_p50_ms)}",
                   f"p95 {milliseconds(metrics.latency_p95_ms)}")
     table.add_row("flagged answers", percent(metrics.flag_rate), f"{metrics.flagged_answers} answers with a lead flag")
+    table.add_row("askers unhappy", percent(metrics.unhappy_rate),
+                  f"{metrics.unhelpful} 👎, {metrics.helpful} 👍 (feedback buttons)")
     return table
 
 

@@ -4,7 +4,11 @@
               -> claim the event id in the exchange log: a lease, renewed while we answer (``storage.claims``);
               a claim left behind by a dead instance is taken over here, by a retry, or by the start-up sweep
               (``bot.slack.recovery``)
-    working   :eyes: on the question while it waits and is answered
+    working   :eyes: on the question while it waits and is answered; in a DM thread (the assistant pane) Slack's
+              status line instead ("searching the documents…"), and the thread's title from its first question
+              — :eyes: again if Slack refuses the status
+    sees      a private question (a DM) sees what ``bot.slack.visibility`` grants the asker; one in a channel,
+              that channel's documents
     ask       bot.answer.ask, on its turn in the channel, with the thread's earlier turns as history: it answers,
               calls back here to reply (Block Kit in the question's thread; an error reply if answering or
               posting failed), and records the exchange (through the journal if the database is down)
@@ -46,6 +50,8 @@ from bot.slack.blocks import (
 )
 from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
 from bot.slack.events import Mention
+from bot.slack.messages import slack_wording_for
+from bot.slack.text import shorten
 from bot.slack.threads import BotUser, thread_of
 from storage.claims import Claim, Lease, claim_event, renew_lease
 from storage.journal import DATABASE_DOWN
@@ -73,6 +79,7 @@ class MissedQuestion(Exception):
     """A question a crash left unanswered for too long: it got the "please ask again" reply."""
 
 
+TITLE_CHARS = 80  # an assistant thread's title: the start of its first question
 REPLY_EVENT_TYPE = "verbatim_reply"  # Slack message metadata on every reply: which exchange it answers
 
 
@@ -101,13 +108,14 @@ async def take_question(question: Mention, deps: SlackDeps, bot: BotUser, attemp
         if claim is not None:
             attempt.holds(claim)
         attempt.taken = True
-        await _react(deps, "add", question)
+        reacted = await _show_working(question, deps, first_turn=not history)
         try:
             async with _lease_kept(claim, deps):
                 await ticket.turn()
                 await _answer_and_reply(question, history, deps, attempt)
         finally:
-            await _react(deps, "remove", question)
+            if reacted:
+                await _react(deps, "remove", question)
 
 
 async def _answer_and_reply(question: Mention, history: tuple[Turn, ...], deps: SlackDeps, attempt: Attempt) -> None:
@@ -130,20 +138,24 @@ async def _answer_and_reply(question: Mention, history: tuple[Turn, ...], deps: 
             await post_reply(question, error_message(question.language, attempt.exchange_id), deps, attempt)
         return Delivery(attempt.reply_ts, refused)
 
-    asked = await ask(_service_question(question, history, deps), deps.answer, deps.recorder,
+    asked = await ask(await _service_question(question, history, deps), deps.answer, deps.recorder,
                       _origin(question, attempt), limits=deps.limits, deliver=deliver)
     if attempt.reply_ts is not None:
         deps.metrics.replied(question.ts, attempt.reply_ts)
     _logged(question, attempt, asked, deps)
 
 
-def _service_question(question: Mention, history: tuple[Turn, ...], deps: SlackDeps) -> Question:
+async def _service_question(question: Mention, history: tuple[Turn, ...], deps: SlackDeps) -> Question:
+    sees = None
+    if question.private:
+        context = deps.assistant_contexts.get(f"{question.channel}:{question.reply_thread}")
+        sees = await deps.visibility.sees(question.user, context)
     return Question(question.text[: deps.options.max_question_chars], channel=question.channel, history=history,
-                    language=question.language)
+                    language=question.language, sees=sees)
 
 
 def _render_options(deps: SlackDeps) -> RenderOptions:
-    return RenderOptions(flag_reaction=deps.options.first_flag_reaction)
+    return RenderOptions(flag_reaction=deps.options.first_flag_reaction, native_feedback=deps.options.native_feedback)
 
 
 def _origin(question: Mention, attempt: Attempt) -> Origin:
@@ -286,9 +298,41 @@ def _logged(question: Mention, attempt: Attempt, asked: Asked, deps: SlackDeps) 
     """One log line per question, once its exchange is recorded; its text only with LOG_QUESTIONS."""
     attempt.logged = True
     fields = question_fields(asked, reply_ts=attempt.reply_ts, log_questions=deps.options.log_questions)
-    log.info("question event=%s channel=%s exchange=%s outcome=%s total_ms=%.0f reply=%s", question.event_id,
-             question.channel, asked.exchange_id, asked.record.outcome, asked.record.timings_ms.get("total", 0.0),
-             attempt.reply_ts, extra=fields)
+    log.info("question event=%s channel=%s%s exchange=%s outcome=%s total_ms=%.0f reply=%s", question.event_id,
+             question.channel, " (private)" if question.private else "", asked.exchange_id, asked.record.outcome,
+             asked.record.timings_ms.get("total", 0.0), attempt.reply_ts, extra=fields)
+
+
+async def _show_working(question: Mention, deps: SlackDeps, *, first_turn: bool) -> bool:
+    """Show that the question is being answered; True when that was the working reaction (to be removed).
+
+    In a DM thread: the assistant pane's status line (Slack clears it when the reply is posted) and, for the
+    thread's first question, its title. Where Slack refuses the status (a DM thread outside the pane, an app
+    without the assistant feature), the working reaction, as in channels.
+    """
+    if question.in_assistant_thread and question.thread_ts is not None:
+        words = slack_wording_for(question.language)
+        try:
+            await deps.client.assistant_threads_setStatus(channel_id=question.channel, thread_ts=question.thread_ts,
+                                                          status=words.status)
+        except SLACK_ERRORS as error:
+            log.info("no status line in %s thread %s (%s); using the working reaction", question.channel,
+                     question.thread_ts, slack_error(error))
+        else:
+            if first_turn:
+                await _set_title(question, deps)
+            return False
+    await _react(deps, "add", question)
+    return True
+
+
+async def _set_title(question: Mention, deps: SlackDeps) -> None:
+    assert question.thread_ts is not None
+    try:
+        await deps.client.assistant_threads_setTitle(channel_id=question.channel, thread_ts=question.thread_ts,
+                                                     title=shorten(question.text, TITLE_CHARS)[0])
+    except SLACK_ERRORS as error:
+        log.info("could not title %s thread %s (%s)", question.channel, question.thread_ts, slack_error(error))
 
 
 async def _react(deps: SlackDeps, action: str, question: Mention) -> None:

@@ -10,6 +10,11 @@ The rules this module keeps, whatever the answer holds:
   linked to the document's URL from the index, then section, page and version. A model never writes a link.
 - Everything else that goes into mrkdwn (claims, titles, sections) is escaped, so ``<``, ``>`` and ``&`` in
   a document are text, never a link or a mention.
+- Every answer (answered or no support) ends with the feedback buttons, 👍 / 👎 (``FEEDBACK_ACTION``): Slack's
+  ``context_actions`` block with its ``feedback_buttons`` element (the shape slack_sdk's ``ContextActionsBlock``
+  and ``FeedbackButtonsElement`` build, checked in the tests); where the installed slack_sdk lacks them
+  (``SlackOptions.native_feedback``), a plain ``actions`` block with two buttons of the same action and values.
+  A click is the asker's feedback, never a lead's flag (those stay reactions).
 - Slack's limits hold: at most 50 blocks (quotes that do not fit are counted in a note, never dropped
   silently), at most 3,000 characters in a section. Every message has a plain-text ``text`` for
   notifications and screen readers.
@@ -23,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from bot.answer.render import CitationView, answer_text, citations, nearest
 from bot.answer.types import Answered, NoSupport, NoSupportReason
 from bot.answer.wording import source_line, wording_for
+from bot.slack.events import FEEDBACK_ACTION, NEGATIVE, POSITIVE
 from bot.slack.messages import slack_wording_for
 from bot.slack.text import escape_mrkdwn, fit_mrkdwn, link, shorten
 
@@ -55,6 +61,8 @@ class SlackMessage:
 @dataclass(frozen=True, slots=True)
 class RenderOptions:
     flag_reaction: str | None = "x"  # named in the hint under an answer; None: no hint
+    feedback: bool = True  # the 👍 / 👎 buttons under every answer
+    native_feedback: bool = True  # Slack's feedback_buttons; False: a plain button pair
 
 
 def answer_message(result: AnswerResult, options: RenderOptions = RenderOptions()) -> SlackMessage:
@@ -62,7 +70,9 @@ def answer_message(result: AnswerResult, options: RenderOptions = RenderOptions(
     if isinstance(result.outcome, Answered):
         blocks = _answered_blocks(result, options)
     else:
-        blocks = _no_support_blocks(result)
+        blocks = _no_support_blocks(result, options)
+    if options.feedback:
+        blocks.append(feedback_block(result.language, native=options.native_feedback))
     return SlackMessage(text=_fallback(answer_text(result), result.language), blocks=tuple(blocks))
 
 
@@ -89,10 +99,28 @@ def help_message(language: str) -> SlackMessage:
     return SlackMessage(text=_fallback(words, language), blocks=(_section(escape_mrkdwn(words)),))
 
 
+def feedback_block(language: str, *, native: bool = True) -> Block:
+    """👍 / 👎 under an answer: Slack's feedback buttons, or (``native`` False) two plain buttons."""
+    words = slack_wording_for(language)
+    if native:
+        def button(emoji: str, value: str, label: str) -> Block:
+            return {"text": {"type": "plain_text", "text": emoji, "emoji": True}, "value": value,
+                    "accessibility_label": label}
+
+        return {"type": "context_actions", "elements": [{
+            "type": "feedback_buttons", "action_id": FEEDBACK_ACTION,
+            "positive_button": button("👍", POSITIVE, words.helpful),
+            "negative_button": button("👎", NEGATIVE, words.unhelpful)}]}
+    return {"type": "actions", "elements": [
+        {"type": "button", "action_id": f"{FEEDBACK_ACTION}_{value}", "value": value,
+         "text": {"type": "plain_text", "text": f"{emoji} {label}", "emoji": True}}
+        for value, emoji, label in ((POSITIVE, "👍", words.helpful), (NEGATIVE, "👎", words.unhelpful))]}
+
+
 def _answered_blocks(result: AnswerResult, options: RenderOptions) -> list[Block]:
     words = slack_wording_for(result.language)
     views = citations(result)
-    trailer = 1 if options.flag_reaction else 0
+    trailer = (1 if options.flag_reaction else 0) + (1 if options.feedback else 0)
     blocks: list[Block] = []
     shown, previous_claim = 0, None
     for view in views:
@@ -112,7 +140,7 @@ def _answered_blocks(result: AnswerResult, options: RenderOptions) -> list[Block
     return blocks
 
 
-def _no_support_blocks(result: AnswerResult) -> list[Block]:
+def _no_support_blocks(result: AnswerResult, options: RenderOptions) -> list[Block]:
     words = wording_for(result.language)
     outcome = result.outcome
     if isinstance(outcome, NoSupport) and outcome.reason is NoSupportReason.NOTHING_FOUND:
@@ -121,9 +149,10 @@ def _no_support_blocks(result: AnswerResult) -> list[Block]:
     fragments = nearest(result)
     if fragments:
         blocks.append(_context(escape_mrkdwn(words.nearest)))
+    trailer = 1 if options.feedback else 0
     for view in fragments:
         group = _quote_with_source(view, result.language, label=None)
-        if len(blocks) + len(group) > MAX_BLOCKS:
+        if len(blocks) + len(group) + trailer > MAX_BLOCKS:
             break
         blocks.extend(group)
     return blocks

@@ -13,7 +13,6 @@ import time
 from dataclasses import dataclass, field
 
 import aiohttp
-from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
@@ -27,13 +26,14 @@ from bot.instance import Instance
 from bot.metrics import Metrics
 from bot.settings import Settings
 from bot.slack.concurrency import ChannelOrder, InFlight
+from bot.slack.errors import SLACK_ERRORS, slack_error
 from bot.slack.seen import Seen
+from bot.slack.visibility import Clock, DmVisibility, PrivateVisibility, parse_dm_visibility
 from storage.journal import Journal
 
 log = logging.getLogger(__name__)
 
 NUMBER_REACTIONS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")  # S1 … S9
-SLACK_ERRORS = (SlackApiError, aiohttp.ClientError, asyncio.TimeoutError)  # a Web API call that failed
 
 
 def _names(value: str) -> frozenset[str]:
@@ -56,6 +56,10 @@ class SlackOptions:
     claim_lease_s: float = 30.0  # a claimed question's lease, renewed every third of it while it is answered
     missed_after_s: float = 1800.0  # a question left behind longer than this gets the "missed" reply
     log_questions: bool = False  # LOG_QUESTIONS: the per-question log line carries the question's text
+    dm_visibility: DmVisibility = field(default_factory=lambda: parse_dm_visibility(""))  # private questions
+    membership_cache_s: float = 60.0  # channel and user group members, trusted this long
+    assistant_prompts: tuple[str, ...] = ()  # suggested when an assistant thread starts; (): the generic ones
+    native_feedback: bool = field(default_factory=lambda: _has_feedback_buttons())  # else the plain button pair
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SlackOptions:
@@ -66,7 +70,18 @@ class SlackOptions:
             lead_user_ids=_names(settings.lead_user_ids), lead_usergroup_id=settings.lead_usergroup_id or None,
             claim_lease_s=settings.claim_lease_s, missed_after_s=settings.missed_after_s,
             log_questions=settings.log_questions,
+            dm_visibility=parse_dm_visibility(settings.dm_visibility), membership_cache_s=settings.membership_cache_s,
+            assistant_prompts=tuple(p.strip() for p in settings.assistant_prompts.split("|") if p.strip()),
         )
+
+
+def _has_feedback_buttons() -> bool:
+    """Whether this slack_sdk knows Slack's feedback element for AI replies (3.37+); if not, plain buttons."""
+    try:
+        from slack_sdk.models.blocks import ContextActionsBlock, FeedbackButtonsElement  # noqa: F401
+    except ImportError:  # pragma: no cover - an older slack_sdk
+        return False
+    return True
 
 
 class Leads:
@@ -115,12 +130,17 @@ class SlackDeps:
     in_flight: InFlight = field(default_factory=InFlight)
     instance: Instance = field(default_factory=Instance.this)  # the owner named on the claims it holds
     metrics: Metrics = field(default_factory=Metrics.create)  # this app's own registry, served at /metrics
+    clock: Clock = time.monotonic  # of the membership caches (a test moves it)
+    assistant_contexts: dict[str, str] = field(default_factory=dict)  # "dm:thread_ts" -> the pane's channel
     leads: Leads = field(init=False)
+    visibility: PrivateVisibility = field(init=False)
     answer_slots: asyncio.Semaphore = field(init=False)
     recorder: Recorder = field(init=False)
 
     def __post_init__(self) -> None:
         self.leads = Leads(self.options, self.client)
+        self.visibility = PrivateVisibility(self.options.dm_visibility, self.client,
+                                            ttl_s=self.options.membership_cache_s, clock=self.clock)
         self.answer_slots = asyncio.Semaphore(self.options.max_concurrent_answers)
         self.recorder = Recorder(self.sessions, self.journal, self.metrics.exchange_recorded)
 
@@ -138,11 +158,4 @@ def build_web_client(settings: Settings, session: aiohttp.ClientSession | None =
         token=token, base_url=base_url, session=session,
         retry_handlers=[AsyncConnectionErrorRetryHandler(), AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
     )
-
-
-def slack_error(error: BaseException) -> str:
-    """A Web API failure in a few words for a log line (Slack's error code, never the request or a token)."""
-    if isinstance(error, SlackApiError):
-        return str(error.response.get("error") or error.response.status_code)
-    return type(error).__name__
 

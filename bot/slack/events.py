@@ -12,6 +12,13 @@ Rules of the edge, each applied here so nothing below needs to know Slack's payl
 - The text is cleaned (``text.clean_question``): the bot's mention goes, links and channels become labels.
 - A **reaction** is ``reaction_added`` / ``reaction_removed`` on a message; its name loses any skin tone
   (``+1::skin-tone-2`` is ``+1``).
+- A **direct message** (``message`` with ``channel_type`` "im") by a person is a question, at the top level or
+  in a thread (the assistant pane's threads are DM threads too): every DM is addressed to the bot, so it is
+  ``mentioned`` and ``private`` (visibility in private is decided later, ``bot.slack.visibility``).
+- An **assistant thread** event (``assistant_thread_started`` / ``assistant_thread_context_changed``) names the
+  user, the DM channel and thread, and the channel the pane was opened from, when it was (its context).
+- A **feedback click** is a ``block_actions`` payload whose action is the answer's feedback buttons
+  (``FEEDBACK_ACTION``, native ``feedback_buttons`` or the plain button pair), on a message in a channel.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ class Mention:
     mentioned: bool
     retry: int = 0  # 0: Slack's first delivery
     language: str = "en"  # of the text, detected once when the payload is parsed
+    private: bool = False  # asked in a direct message (or the assistant pane, a DM thread)
 
     @property
     def reply_thread(self) -> str:
@@ -51,6 +59,11 @@ class Mention:
     @property
     def in_thread(self) -> bool:
         return self.thread_ts is not None and self.thread_ts != self.ts
+
+    @property
+    def in_assistant_thread(self) -> bool:
+        """A DM thread: where Slack's assistant pane shows a status line and a title (when the app has them)."""
+        return self.private and self.in_thread
 
     @property
     def message_key(self) -> str:
@@ -72,6 +85,35 @@ class Reaction:
     item_user: str | None  # the author of the message reacted to, when Slack says
     at: datetime
     retry: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantThread:
+    """The assistant pane: a thread started (or its context changed) in the DM between a user and the bot."""
+
+    event_id: str
+    team_id: str | None
+    started: bool  # assistant_thread_started; False: assistant_thread_context_changed
+    user: str
+    channel: str  # the DM
+    thread_ts: str
+    context_channel: str | None  # the channel the user was looking at when they opened the pane, if any
+
+
+FEEDBACK_ACTION = "verbatim_feedback"  # action_id of the feedback buttons (of the plain pair: + "_positive" …)
+POSITIVE, NEGATIVE = "positive", "negative"  # their values
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackClick:
+    """The asker (or anyone who sees the answer) clicked 👍 or 👎 under one of the bot's answers."""
+
+    team_id: str | None
+    user: str
+    channel: str
+    message_ts: str  # the answer
+    positive: bool
+    at: datetime
 
 
 def retry_number(headers: Mapping[str, Sequence[str] | str]) -> int:
@@ -104,6 +146,59 @@ def parse_follow_up(body: Mapping[str, Any], bot_user_id: str | None, retry: int
     return mention if mention.text else None
 
 
+def parse_direct_message(body: Mapping[str, Any], bot_user_id: str | None, retry: int = 0) -> Mention | None:
+    """A person's message in a DM with the bot (top level or in a thread): a question, mention or not."""
+    event = body.get("event") or {}
+    if (event.get("type") != "message" or event.get("channel_type") != "im"
+            or not _said_by_a_person(event, bot_user_id)):
+        return None
+    mention = _mention(body, event, bot_user_id, retry, mentioned=True, private=True)
+    return mention if mention.text else None
+
+
+def parse_message(body: Mapping[str, Any], bot_user_id: str | None, retry: int = 0) -> Mention | None:
+    """The question a ``message`` event holds: a DM, or a follow-up in a channel's thread; None otherwise."""
+    if (body.get("event") or {}).get("channel_type") == "im":
+        return parse_direct_message(body, bot_user_id, retry)
+    return parse_follow_up(body, bot_user_id, retry)
+
+
+def parse_assistant_thread(body: Mapping[str, Any]) -> AssistantThread | None:
+    event = body.get("event") or {}
+    kind = event.get("type")
+    thread = event.get("assistant_thread") or {}
+    if kind not in ("assistant_thread_started", "assistant_thread_context_changed") or not isinstance(thread, dict):
+        return None
+    user, channel, thread_ts = thread.get("user_id"), thread.get("channel_id"), thread.get("thread_ts")
+    if not (isinstance(user, str) and isinstance(channel, str) and isinstance(thread_ts, str)):
+        return None
+    context = (thread.get("context") or {}).get("channel_id")
+    return AssistantThread(
+        event_id=str(body.get("event_id") or ""), team_id=body.get("team_id"),
+        started=kind == "assistant_thread_started", user=user, channel=channel, thread_ts=thread_ts,
+        context_channel=context if isinstance(context, str) and context else None,
+    )
+
+
+def parse_feedback(body: Mapping[str, Any]) -> FeedbackClick | None:
+    """The click of a ``block_actions`` payload on the feedback buttons, or None."""
+    if body.get("type") != "block_actions":
+        return None
+    action = next((a for a in body.get("actions") or () if isinstance(a, dict)
+                   and str(a.get("action_id") or "").startswith(FEEDBACK_ACTION)), None)
+    user = (body.get("user") or {}).get("id")
+    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+    message_ts = (body.get("container") or {}).get("message_ts") or (body.get("message") or {}).get("ts")
+    if action is None or action.get("value") not in (POSITIVE, NEGATIVE):
+        return None
+    if not (isinstance(user, str) and isinstance(channel, str) and isinstance(message_ts, str)):
+        return None
+    team = (body.get("team") or {}).get("id")
+    return FeedbackClick(team_id=team if isinstance(team, str) else None, user=user, channel=channel,
+                         message_ts=message_ts, positive=action["value"] == POSITIVE,
+                         at=_event_time(action.get("action_ts")))
+
+
 def parse_reaction(body: Mapping[str, Any], retry: int = 0) -> Reaction | None:
     event = body.get("event") or {}
     item = event.get("item") or {}
@@ -131,17 +226,17 @@ def _said_by_a_person(event: Mapping[str, Any], bot_user_id: str | None) -> bool
 
 
 def _mention(body: Mapping[str, Any], event: Mapping[str, Any], bot_user_id: str | None, retry: int,
-             *, mentioned: bool) -> Mention:
+             *, mentioned: bool, private: bool = False) -> Mention:
     text = clean_question(str(event.get("text") or ""), bot_user_id)
     return Mention(
         event_id=str(body.get("event_id") or ""), team_id=body.get("team_id") or event.get("team"),
         channel=event["channel"], user=event["user"], ts=event["ts"], thread_ts=event.get("thread_ts"),
-        text=text, mentioned=mentioned, retry=retry, language=detect_language(text),
+        text=text, mentioned=mentioned, retry=retry, language=detect_language(text), private=private,
     )
 
 
 def _event_time(event_ts: object) -> datetime:
     try:
         return datetime.fromtimestamp(float(str(event_ts)), UTC)
-    except ValueError:
+    except (ValueError, OverflowError):
         return datetime.now(UTC)

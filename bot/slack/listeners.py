@@ -8,22 +8,29 @@ never acked and Slack sends it again).
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from bot.slack.answering import Attempt, answer_after_bug, take_question
+from bot.slack.assistant import take_assistant_thread
 from bot.slack.deps import SlackDeps
 from bot.slack.events import (
+    FEEDBACK_ACTION,
     Mention,
-    parse_follow_up,
+    parse_assistant_thread,
+    parse_feedback,
     parse_mention,
+    parse_message,
     parse_reaction,
     retry_number,
 )
+from bot.slack.feedback import take_feedback
 from bot.slack.reactions import take_reaction
 from bot.slack.threads import BotUser
 
@@ -47,8 +54,8 @@ async def on_app_mention(body: Body, context: AsyncBoltContext, request: AsyncBo
 
 
 async def on_message(body: Body, context: AsyncBoltContext, request: AsyncBoltRequest, deps: SlackDeps) -> None:
-    """Any message the bot can see: only a person's follow-up in a thread the bot answered is a question."""
-    question = parse_follow_up(body, context.bot_user_id, retry_number(request.headers))
+    """Any message the bot can see: a person's DM, or their follow-up in a thread the bot answered, is a question."""
+    question = parse_message(body, context.bot_user_id, retry_number(request.headers))
     if question is not None:
         context[ATTEMPT] = attempt = Attempt()
         await take_question(question, deps, bot_user(context), attempt)
@@ -59,6 +66,22 @@ async def on_reaction(body: Body, context: AsyncBoltContext, request: AsyncBoltR
     reaction = parse_reaction(body, retry_number(request.headers))
     if reaction is not None:
         await take_reaction(reaction, deps, bot_user(context))
+
+
+async def on_assistant_thread(body: Body, context: AsyncBoltContext, request: AsyncBoltRequest,
+                              deps: SlackDeps) -> None:
+    """assistant_thread_started / _context_changed: the pane's context channel, and prompts for a new thread."""
+    thread = parse_assistant_thread(body)
+    if thread is not None:
+        await take_assistant_thread(thread, deps)
+
+
+async def on_feedback(ack: AsyncAck, body: Body, deps: SlackDeps) -> None:
+    """A 👍 / 👎 click under an answer (interactivity): acked at once, then recorded as that user's feedback."""
+    await ack()
+    click = parse_feedback(body)
+    if click is not None:
+        await take_feedback(click, deps)
 
 
 async def on_error(error: Exception, body: Body, context: AsyncBoltContext, deps: SlackDeps) -> None:
@@ -79,7 +102,7 @@ async def on_error(error: Exception, body: Body, context: AsyncBoltContext, deps
 
 
 def _question_of(body: Body, context: AsyncBoltContext) -> Mention | None:
-    return parse_mention(body, context.bot_user_id) or parse_follow_up(body, context.bot_user_id)
+    return parse_mention(body, context.bot_user_id) or parse_message(body, context.bot_user_id)
 
 
 def register(app: AsyncApp, deps: SlackDeps) -> None:
@@ -88,6 +111,9 @@ def register(app: AsyncApp, deps: SlackDeps) -> None:
     app.event("message")(_bind(on_message, deps))
     app.event("reaction_added")(_bind(on_reaction, deps))
     app.event("reaction_removed")(_bind(on_reaction, deps))
+    app.event("assistant_thread_started")(_bind(on_assistant_thread, deps))
+    app.event("assistant_thread_context_changed")(_bind(on_assistant_thread, deps))
+    app.action(re.compile(f"^{FEEDBACK_ACTION}"))(_bind_action(on_feedback, deps))
     app.error(_bind_error(deps))
 
 
@@ -97,6 +123,14 @@ def _bind(listener: Callable[..., Awaitable[None]], deps: SlackDeps) -> Callable
         await listener(body, context, request, deps)
 
     bound.__name__ = bound.__qualname__ = listener.__name__  # Bolt's logs name the listener
+    return bound
+
+
+def _bind_action(listener: Callable[..., Awaitable[None]], deps: SlackDeps) -> Callable[..., Awaitable[None]]:
+    async def bound(ack: AsyncAck, body: Body) -> None:
+        await listener(ack, body, deps)
+
+    bound.__name__ = bound.__qualname__ = listener.__name__
     return bound
 
 

@@ -19,6 +19,11 @@ class SlackWording:
     reference: str  # format with {exchange_id}: under an error reply, for whoever looks it up
     text_shortened: str  # the end of a cut plain-text fallback
     missed: str  # a question left unanswered by a crash for longer than MISSED_AFTER_S
+    status: str  # the assistant pane's status line while a question is answered
+    prompts_title: str  # above the suggested prompts of a new assistant thread
+    prompts: tuple[str, ...]  # the generic suggested prompts (ASSISTANT_PROMPTS replaces them)
+    helpful: str  # the 👍 feedback button's label (read by screen readers)
+    unhelpful: str  # the 👎 one
 
 
 SLACK_WORDING = {
@@ -30,6 +35,11 @@ SLACK_WORDING = {
         reference="Reference: {exchange_id}",
         text_shortened="… (shortened)",
         missed="Sorry — I was restarting when you asked this and could not answer it in time. Please ask again.",
+        status="searching the documents…",
+        prompts_title="Ask about our documents, privately:",
+        prompts=("How do I reset my password?", "What is our refund policy?", "Who do I contact for an escalation?"),
+        helpful="This answer helped",
+        unhelpful="This answer did not help",
     ),
     "ja": SlackWording(
         help="ドキュメントについての質問をメンション付きで送ってください。ドキュメントの原文をそのまま引用して回答します。",
@@ -39,6 +49,11 @@ SLACK_WORDING = {
         reference="参照ID: {exchange_id}",
         text_shortened="…（短縮）",
         missed="申し訳ありません。ご質問をいただいた時に再起動中だったため、時間内に回答できませんでした。もう一度質問してください。",
+        status="ドキュメントを検索しています…",
+        prompts_title="ドキュメントについて、個別に質問できます:",
+        prompts=("パスワードをリセットするには？", "返金ポリシーを教えてください", "エスカレーションの連絡先は？"),
+        helpful="役に立った",
+        unhelpful="役に立たなかった",
     ),
     "ru": SlackWording(
         help="Упомяните меня и задайте вопрос по нашим документам — я отвечу дословными цитатами из них.",
@@ -48,6 +63,11 @@ SLACK_WORDING = {
         reference="Идентификатор: {exchange_id}",
         text_shortened="… (сокращено)",
         missed="Извините: когда вы задали этот вопрос, я перезапускался и не успел ответить вовремя. Задайте его, пожалуйста, ещё раз.",
+        status="ищу в документах…",
+        prompts_title="Спросите о наших документах — лично:",
+        prompts=("Как сбросить пароль?", "Какие у нас правила возврата?", "К кому обращаться при эскалации?"),
+        helpful="Ответ помог",
+        unhelpful="Ответ не помог",
     ),
 }
 

@@ -48,3 +48,15 @@ async def test_a_channel_restricted_chunk_is_seen_only_from_its_channel(embedder
     assert inside.outcome.claims[0].quotes[0].source.chunk.document_id == "credits"
     assert [h.chunk.document_id for h in outside.retrieved] == ["refunds"]
     assert all(s.chunk.document_id != "credits" for s in outside.sources)
+
+
+async def test_a_question_granted_several_channels_sees_each_ones_documents_and_none_sees_only_public(
+        embedder: E5Embedder) -> None:
+    """A private question carries the channels it may see, apart from where it was asked (a DM)."""
+    deps = AnswerDeps(store=await memory_store(embedder), embedder=embedder, config=AnswerConfig(),
+                      abstain_models=AbstainModels())
+    question = "Up to how much can a team lead approve a goodwill credit?"
+    granted = await answer(Question(question, channel="D0ANNA", sees=frozenset({"C0HR", "C0LEADS"})), deps)
+    public = await answer(Question(question, channel="D0ANNA", sees=frozenset()), deps)
+    assert "credits" in {h.chunk.document_id for h in granted.retrieved}
+    assert [h.chunk.document_id for h in public.retrieved] == ["refunds"]

@@ -84,7 +84,7 @@ async def put(store: ChunkStore, document_id: str, text: str) -> None:
 
 
 async def found(store: ChunkStore, word: str) -> list[str]:
-    hits = await store.search(word, None, language="en", channel=None, limit=5, alpha=0.5, mode="bm25")
+    hits = await store.search(word, None, language="en", channels=(), limit=5, alpha=0.5, mode="bm25")
     return [hit.chunk.document_id for hit in hits]
 
 

@@ -184,3 +184,18 @@ async def test_an_index_built_by_another_embedder_is_refused(demo_store: ChunkSt
 async def test_searching_before_any_ingest_says_what_to_do(weaviate) -> None:
     with pytest.raises(IndexMissing, match="verbatim ingest"):
         await ChunkStore(weaviate.client, "NeverCreated").open("e5-small-q4", 384, create=False)
+
+
+async def test_a_search_for_several_channels_sees_the_documents_of_each(
+        demo_store: ChunkStore, embedder: E5Embedder) -> None:
+    """The visibility filter takes a set: public documents and those of any channel in it, nothing else."""
+    question = "Can a team lead approve a goodwill credit without finance?"
+    vector = await embedder.embed_query(question)
+
+    async def documents(channels: tuple[str, ...]) -> set[str]:
+        hits = await demo_store.search(question, vector, language="en", channels=channels, limit=20, alpha=0.5)
+        return {h.chunk.document_id for h in hits}
+
+    assert "leads-escalation-matrix" in await documents(("C0HR", "C0LEADS"))
+    assert "leads-escalation-matrix" not in await documents(("C0HR", "C0OTHER"))
+    assert "leads-escalation-matrix" not in await documents(())

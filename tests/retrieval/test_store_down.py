@@ -35,13 +35,13 @@ async def test_a_killed_store_fails_the_search_at_its_timeout_and_is_not_ready(
         doomed: tuple[WeaviateHandle, ChunkStore]) -> None:
     handle, store = doomed
     assert await store.ready()
-    assert await store.search("refunds", np.ones(4, dtype=np.float32), language="en", channel=None, limit=5,
+    assert await store.search("refunds", np.ones(4, dtype=np.float32), language="en", channels=(), limit=5,
                               alpha=0.5) == []
     assert handle._process is not None and handle._process.process is not None
     os.kill(handle._process.process.pid, signal.SIGKILL)
     handle._process.process.wait()
     with pytest.raises(StoreError, match="did not answer the search within 1.5 s"):
-        await store.search("refunds", np.ones(4, dtype=np.float32), language="en", channel=None, limit=5, alpha=0.5)
+        await store.search("refunds", np.ones(4, dtype=np.float32), language="en", channels=(), limit=5, alpha=0.5)
     with pytest.raises(StoreError, match="did not answer the sentence search within 1.5 s"):
         await store.sentence_hits(np.ones(4, dtype=np.float32), ["a-chunk"])
     assert not await store.ready()

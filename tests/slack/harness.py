@@ -8,6 +8,7 @@ envelope over the socket, waiting for its ack (Socket Mode) — so one test body
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from bot.answer.service import AnswerDeps
 from bot.serve import RunningBot, running_bot
 from bot.settings import Settings
 from bot.slack.deps import SlackDeps, SlackOptions, build_web_client
+from bot.slack.visibility import Clock
 from storage.exchanges import find_by_reply
 from storage.journal import Journal
 from storage.records import ExchangeRecord
@@ -49,7 +51,7 @@ class Database:
 
 def bot_settings(slack: SlackStandIn, *, mode: str = "http", api_token: str | None = API_TOKEN,
                  leads: str = LEAD, home: Path | None = None, metrics_token: str | None = METRICS_TOKEN,
-                 log_questions: bool = False) -> Settings:
+                 log_questions: bool = False, **more: Any) -> Settings:
     """Settings as an admin would set them for this stand-in workspace (nothing read from .env)."""
     return Settings(  # type: ignore[call-arg]
         _env_file=None,
@@ -63,6 +65,7 @@ def bot_settings(slack: SlackStandIn, *, mode: str = "http", api_token: str | No
         lead_user_ids=leads,
         lead_usergroup_id=None,
         **({"verbatim_home": home} if home is not None else {}),
+        **more,
     )
 
 
@@ -127,17 +130,27 @@ class Bot:
             await asyncio.sleep(0.02)
         raise AssertionError(f"no exchange logged for reply {reply_ts} in {channel}")
 
+    async def click(self, channel: str, message_ts: str, action_id: str, value: str, *, user: str | None = None) -> None:
+        """Click a button of a message, as the chosen mode delivers it (a form POST, or an interactive envelope)."""
+        payload = self.slack.block_action(channel, message_ts, action_id, value, user=user)
+        if self.mode == "http":
+            status, body = await self.slack.deliver_interaction(self.events_url, payload)
+            assert status == 200, (status, body)
+        else:
+            await self.slack.wait_for_ack(await self.slack.send_envelope("interactive", payload))
+
     def posts(self) -> list[JsonDict]:
         return self.slack.calls_to("chat.postMessage")
 
 
 @asynccontextmanager
 async def started_bot(slack: SlackStandIn, answer: AnswerDeps, db: Database, *, mode: str = "http",
-                      settings: Settings | None = None) -> AsyncIterator[Bot]:
+                      settings: Settings | None = None, clock: Clock = time.monotonic) -> AsyncIterator[Bot]:
     settings = settings or bot_settings(slack, mode=mode)
     async with aiohttp.ClientSession() as session:
         deps = SlackDeps(answer=answer, sessions=db.sessions, journal=db.journal,
-                         client=build_web_client(settings, session), options=SlackOptions.from_settings(settings))
+                         client=build_web_client(settings, session), options=SlackOptions.from_settings(settings),
+                         clock=clock)
         async with running_bot(settings, deps, host="127.0.0.1", port=0, replay_every_s=3600,
                                drain_timeout_s=60) as running:
             if running.mode == "socket":

@@ -195,3 +195,34 @@ def test_a_nearest_fragment_cut_inside_its_sentence_is_marked_as_cut() -> None:
 
     assert long_sentence.startswith(first[0]["text"]) and first[-1]["text"] == CUT_MARK
     assert [e["text"] for e in second] == ["A short sentence. Another one."], "a whole fragment is not marked"
+
+
+@pytest.mark.parametrize(("language", "native"), [("en", True), ("ja", True), ("ru", True), ("en", False),
+                                                  ("ja", False), ("ru", False)])
+def test_every_answer_ends_with_feedback_buttons_that_name_the_feedback_action(language: str, native: bool) -> None:
+    """Slack's feedback_buttons in a context_actions block, or a plain button pair; labels in the asker's words."""
+    from bot.slack.blocks import feedback_block
+    from bot.slack.events import FEEDBACK_ACTION, NEGATIVE, POSITIVE
+    from bot.slack.messages import SLACK_WORDING
+
+    block = feedback_block(language, native=native)
+    words = SLACK_WORDING[language]
+    if native:
+        (element,) = block["elements"]
+        assert (block["type"], element["type"], element["action_id"]) == (
+            "context_actions", "feedback_buttons", FEEDBACK_ACTION)
+        buttons = [element["positive_button"], element["negative_button"]]
+        assert [b["accessibility_label"] for b in buttons] == [words.helpful, words.unhelpful]
+    else:
+        buttons = block["elements"]
+        assert block["type"] == "actions" and all(b["action_id"].startswith(FEEDBACK_ACTION) for b in buttons)
+        assert len({b["action_id"] for b in buttons}) == 2, "action ids are unique within a block"
+        assert words.helpful in buttons[0]["text"]["text"] and words.unhelpful in buttons[1]["text"]["text"]
+    assert [b["value"] for b in buttons] == [POSITIVE, NEGATIVE]
+    if native:  # the shape slack_sdk's own classes build and validate
+        from slack_sdk.models.blocks import Block
+
+        parsed = Block.parse(block)
+        assert parsed is not None and type(parsed).__name__ == "ContextActionsBlock"
+        parsed.validate_json()
+        assert parsed.to_dict() == block

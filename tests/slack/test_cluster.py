@@ -142,7 +142,7 @@ async def until_served(store: ChunkStore, embedder: E5Embedder, words: str, *, n
     texts: list[str] = []
     while loop.time() < deadline:
         try:
-            hits = await store.search("account locked minutes", vector, language="en", channel=None, limit=20,
+            hits = await store.search("account locked minutes", vector, language="en", channels=(), limit=20,
                                       alpha=0.5)
         except StoreError:  # the returning node is still catching up on the schema
             hits = []

@@ -23,9 +23,19 @@ def test_the_manifest_asks_for_the_minimal_scopes_and_events() -> None:
     app = manifest()
 
     assert sorted(app["oauth_config"]["scopes"]["bot"]) == sorted([
-        "app_mentions:read", "chat:write", "channels:history", "groups:history", "reactions:read", "reactions:write"])
+        "app_mentions:read", "chat:write", "channels:history", "groups:history", "reactions:read", "reactions:write",
+        "im:history", "assistant:write", "users:read", "channels:read", "groups:read"])
     assert sorted(app["settings"]["event_subscriptions"]["bot_events"]) == sorted([
-        "app_mention", "message.channels", "message.groups", "reaction_added", "reaction_removed"])
+        "app_mention", "message.channels", "message.groups", "reaction_added", "reaction_removed", "message.im",
+        "assistant_thread_started", "assistant_thread_context_changed"])
+    assert app["settings"]["interactivity"]["is_enabled"] is True, "the feedback buttons need interactivity"
+    assert app["settings"]["interactivity"]["request_url"] == app["settings"]["event_subscriptions"]["request_url"]
+    assert "assistant_view" in app["features"]
+    added = ("im:history", "assistant:write", "users:read", "channels:read", "groups:read", "message.im",
+             "assistant_thread_started", "assistant_thread_context_changed")
+    lines = {line.split("#")[0].strip().removeprefix("- "): line
+             for line in MANIFEST.read_text(encoding="utf-8").splitlines() if line.strip().startswith("- ")}
+    assert all("#" in lines[name] for name in added), "each scope and event added for issue 15 says why"
     assert app["settings"]["socket_mode_enabled"] is False
     assert app["settings"]["event_subscriptions"]["request_url"].endswith("/slack/events")
     assert "usergroups:read" in MANIFEST.read_text(encoding="utf-8"), "the optional scope is explained"
@@ -47,6 +57,9 @@ async def test_every_subscribed_event_is_acknowledged_over_socket_mode(socket_bo
         "message.groups": slack.user_message("G0PRIVATE", "hello team"),
         "reaction_added": slack.reaction_added("C0SUPPORT", posted["ts"], "x"),
         "reaction_removed": slack.reaction_removed("C0SUPPORT", posted["ts"], "x"),
+        "message.im": slack.direct_message(""),  # nothing asked: nothing answered, but acked
+        "assistant_thread_started": slack.assistant_thread_started(),
+        "assistant_thread_context_changed": slack.assistant_thread_context_changed(slack.new_ts()),
     }
     assert sorted(samples) == sorted(manifest()["settings"]["event_subscriptions"]["bot_events"])
     for event in samples.values():

@@ -270,3 +270,56 @@ def signature(signing_secret: str, timestamp: str, body: str) -> str:
     """``X-Slack-Signature``: ``v0=`` and the hex HMAC-SHA256 of ``v0:{timestamp}:{body}``."""
     digest = hmac.new(signing_secret.encode(), f"v0:{timestamp}:{body}".encode(), hashlib.sha256).hexdigest()
     return f"v0={digest}"
+
+
+def assistant_thread_event(
+    kind: Literal["assistant_thread_started", "assistant_thread_context_changed"],
+    *,
+    user: str,
+    channel: str,
+    thread_ts: str,
+    event_ts: str,
+    team: str,
+    context_channel: str | None = None,
+) -> JsonDict:
+    """``assistant_thread_started`` / ``assistant_thread_context_changed`` (docs.slack.dev/reference/events/…):
+    the DM thread of the assistant pane; ``context`` names the channel the user was viewing, when there was one."""
+    context: JsonDict = {"team_id": team, "enterprise_id": None}
+    if context_channel is not None:
+        context["channel_id"] = context_channel
+    return {
+        "type": kind,
+        "assistant_thread": {"user_id": user, "context": context, "channel_id": channel, "thread_ts": thread_ts},
+        "event_ts": event_ts,
+    }
+
+
+def block_actions(
+    *,
+    user: str,
+    team: str,
+    api_app_id: str,
+    channel: str,
+    message: JsonDict,
+    action: JsonDict,
+    action_ts: str,
+) -> JsonDict:
+    """The ``block_actions`` interactivity payload for a click on ``action`` in a message (HTTP: the form field
+    ``payload``; Socket Mode: an ``interactive`` envelope's payload)."""
+    return {
+        "type": "block_actions",
+        "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": team},
+        "api_app_id": api_app_id,
+        "token": "standin-verification-token",
+        "container": {"type": "message", "message_ts": message["ts"], "channel_id": channel, "is_ephemeral": False,
+                      **({"thread_ts": message["thread_ts"]} if "thread_ts" in message else {})},
+        "trigger_id": f"{action_ts.replace('.', '')}.{random_id('', 8).lower()}",
+        "team": {"id": team, "domain": "standin"},
+        "enterprise": None,
+        "is_enterprise_install": False,
+        "channel": {"id": channel, "name": channel.lower()},
+        "message": message,
+        "state": {"values": {}},
+        "response_url": f"https://hooks.slack.com/actions/{team}/{random_id('', 12)}",
+        "actions": [{**action, "action_ts": action_ts}],
+    }

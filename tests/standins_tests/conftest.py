@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.app.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -33,3 +34,13 @@ def bolt_app(web_client: AsyncWebClient, slack: SlackStandIn) -> AsyncApp:
 async def co_api() -> AsyncIterator[CohereStandIn]:
     async with CohereStandIn() as stand_in:
         yield stand_in
+
+
+@pytest.fixture
+async def handler(bolt_app: AsyncApp, slack: SlackStandIn) -> AsyncIterator[AsyncSocketModeHandler]:
+    """Bolt's Socket Mode handler, connected to the stand-in through apps.connections.open on the app's client."""
+    socket_handler = AsyncSocketModeHandler(bolt_app, slack.app_token)
+    try:
+        yield socket_handler
+    finally:
+        await socket_handler.close_async()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -15,16 +14,6 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from tests.standins import SlackStandIn
 
 CHANNEL = "C0SUPPORT"
-
-
-@pytest.fixture
-async def handler(bolt_app: AsyncApp, slack: SlackStandIn) -> AsyncIterator[AsyncSocketModeHandler]:
-    """Bolt's Socket Mode handler, connected to the stand-in through apps.connections.open on the app's client."""
-    socket_handler = AsyncSocketModeHandler(bolt_app, slack.app_token)
-    try:
-        yield socket_handler
-    finally:
-        await socket_handler.close_async()
 
 
 async def test_handler_connects_acks_an_envelope_and_its_reply_lands(

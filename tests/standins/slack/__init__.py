@@ -27,8 +27,12 @@ Web API (``slack.api_url`` is ``http://127.0.0.1:PORT/api/``, the ``base_url`` o
   ``not_allowed_token_type``; an unknown method ``unknown_method``.
 - Methods: auth.test, chat.postMessage, chat.update, chat.postEphemeral, chat.getPermalink,
   reactions.add/remove (``already_reacted``/``no_reaction``), conversations.replies (oldest first, with
-  ``limit``/``cursor``), conversations.history, conversations.info, users.info, usergroups.users.list,
-  apps.connections.open (needs the ``xapp-`` token; answers a ``ws://…/socket?ticket=…`` URL).
+  ``limit``/``cursor``), conversations.history, conversations.info, conversations.members (``limit``/``cursor``;
+  a channel's members are those added with ``add_member`` and everyone who posted in it), users.info (``locale``
+  only with ``include_locale``), usergroups.users.list, apps.connections.open (needs the ``xapp-`` token;
+  answers a ``ws://…/socket?ticket=…`` URL), and the assistant pane's assistant.threads.setStatus,
+  .setTitle and .setSuggestedPrompts (``channel_id`` + ``thread_ts`` of an assistant thread, else
+  ``channel_not_found`` / ``thread_not_found``; what each set is kept in ``slack.assistant_threads``).
 - chat.postMessage and chat.update check what Slack checks and a bot can get wrong: ``no_text``,
   ``msg_too_long`` (over 40,000 characters), ``invalid_blocks`` (over 50 blocks, a section over 3,000
   characters, a header over 150, more than 10 fields or context elements, a block without ``type``).
@@ -40,7 +44,14 @@ Web API (``slack.api_url`` is ``http://127.0.0.1:PORT/api/``, the ``base_url`` o
 
 Events API over HTTP: ``await slack.deliver_event(url, event_or_envelope, ...)`` POSTs the
 ``event_callback`` envelope signed like Slack (``X-Slack-Signature``, ``X-Slack-Request-Timestamp``,
-optional ``X-Slack-Retry-Num``/``X-Slack-Retry-Reason``), and returns ``(status, body)``.
+optional ``X-Slack-Retry-Num``/``X-Slack-Retry-Reason``), and returns ``(status, body)``. Interactivity:
+``deliver_interaction(url, slack.block_action(...))`` POSTs a signed form body ``payload=<JSON>``; over Socket
+Mode the same payload goes in an ``interactive`` envelope (``send_envelope("interactive", payload)``).
+
+The assistant pane: ``assistant_thread_started(user=, context_channel=)`` opens a thread in the user's DM
+(``dm_channel(user)``, ``D`` + the user id's tail); delivering it stores the thread's root message, as Slack
+does (subtype ``assistant_app_thread``, by the bot). ``direct_message(text, thread_ts=)`` is the user's
+``message.im`` in the DM or in that thread.
 
 Socket Mode: apps.connections.open hands out a URL of the ``/socket`` websocket. On connect it sends
 ``hello``; ``send_envelope`` sends an envelope to the newest connection, the client's acks land in
@@ -147,6 +158,10 @@ class SlackStandIn(Workspace, EventPayloads, EventsOverHttp, SocketMode, WebApi)
         self._history: dict[str, dict[str, JsonDict]] = {}
         self._users: dict[str, JsonDict] = {}
         self._usergroups: dict[str, list[str]] = {}
+        self._members: dict[str, list[str]] = {}
+        self.assistant_threads: dict[tuple[str, str], JsonDict] = {}
+        """Assistant threads by (DM channel, thread_ts): ``user``, and the ``status``, ``title`` and
+        ``prompts`` (the setSuggestedPrompts parameters) last set in each."""
         self._ephemerals: list[JsonDict] = []
         self._faults: dict[str, list[_Fault]] = {}
         self._stalls: dict[str, list[asyncio.Event]] = {}
@@ -165,6 +180,10 @@ class SlackStandIn(Workspace, EventPayloads, EventsOverHttp, SocketMode, WebApi)
             "conversations.info": ("bot", self._conversations_info),
             "users.info": ("bot", self._users_info),
             "usergroups.users.list": ("bot", self._usergroups_users_list),
+            "conversations.members": ("bot", self._conversations_members),
+            "assistant.threads.setStatus": ("bot", self._assistant_set("status")),
+            "assistant.threads.setTitle": ("bot", self._assistant_set("title")),
+            "assistant.threads.setSuggestedPrompts": ("bot", self._assistant_set("prompts")),
             "apps.connections.open": ("app", self._apps_connections_open),
         }
         self.add_user(bot_user_id, name=bot_name, is_bot=True)

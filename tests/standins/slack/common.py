@@ -9,8 +9,8 @@ JsonDict = dict[str, Any]
 T = TypeVar("T")
 
 BOT_SCOPES = (
-    "app_mentions:read,channels:history,channels:read,chat:write,groups:history,groups:read,"
-    "reactions:read,reactions:write,usergroups:read,users:read"
+    "app_mentions:read,assistant:write,channels:history,channels:read,chat:write,groups:history,groups:read,"
+    "im:history,reactions:read,reactions:write,usergroups:read,users:read"
 )
 _JSON_FORM_FIELDS = ("blocks", "attachments", "metadata")
 _MAX_TEXT = 40_000

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from urllib.parse import urlencode
 
 import aiohttp
 
@@ -43,6 +44,14 @@ class EventsOverHttp:
         self.deliveries.append((envelope, delivery))
         return delivery
 
+    async def deliver_interaction(self, url: str, payload: JsonDict, *, timeout: float = 10.0) -> Delivery:
+        """POST an interactivity payload (``block_actions`` …) as Slack does: a signed form body ``payload=<JSON>``."""
+        body = urlencode({"payload": json.dumps(payload)})
+        status, text = await self._post_signed(url, body, signing_secret=None, retry_num=None, retry_reason=None,
+                                               timestamp=None, bad_signature=False, timeout=timeout,
+                                               content_type="application/x-www-form-urlencoded")
+        return Delivery(status, text)
+
     async def verify_url(
         self, url: str, *, challenge: str | None = None, signing_secret: str | None = None
     ) -> Delivery:
@@ -55,7 +64,7 @@ class EventsOverHttp:
     async def _post_signed(
         self,
         url: str,
-        payload: JsonDict,
+        payload: JsonDict | str,
         *,
         signing_secret: str | None,
         retry_num: int | None,
@@ -63,14 +72,15 @@ class EventsOverHttp:
         timestamp: int | None,
         bad_signature: bool,
         timeout: float,
+        content_type: str = "application/json",
     ) -> tuple[int, str]:
-        body = json.dumps(payload)
+        body = payload if isinstance(payload, str) else json.dumps(payload)
         request_ts = str(int(time.time()) if timestamp is None else timestamp)
         secret = signing_secret if signing_secret is not None else self.signing_secret
         if bad_signature:
             secret = f"not-{secret}"
         headers = {
-            "Content-Type": "application/json",
+            "Content-Type": content_type,
             "User-Agent": "Slackbot 1.0 (+https://api.slack.com/robots)",
             "X-Slack-Request-Timestamp": request_ts,
             "X-Slack-Signature": slack_events.signature(secret, request_ts, body),

@@ -86,6 +86,43 @@ class EventPayloads:
                                            item_user=stored.get("user") if stored else None,
                                            event_ts=self.new_ts())
 
+    def dm_channel(self, user: str | None = None) -> str:
+        """The id of the DM between ``user`` and the bot (``D`` + the user id's tail: one per user)."""
+        return "D" + (user or self.asker)[1:]
+
+    def direct_message(self, text: str, *, user: str | None = None, thread_ts: str | None = None) -> JsonDict:
+        """A person's ``message`` in their DM with the bot (``message.im``: ``channel_type`` "im")."""
+        return self.user_message(self.dm_channel(user), text, user=user, thread_ts=thread_ts)
+
+    def assistant_thread_started(self, *, user: str | None = None, context_channel: str | None = None) -> JsonDict:
+        """The user opened the assistant pane (from ``context_channel``, if given): a new DM thread."""
+        return slack_events.assistant_thread_event(
+            "assistant_thread_started", user=user or self.asker, channel=self.dm_channel(user),
+            thread_ts=self.new_ts(), event_ts=self.new_ts(), team=self.team_id, context_channel=context_channel)
+
+    def assistant_thread_context_changed(self, thread_ts: str, *, user: str | None = None,
+                                         context_channel: str | None = None) -> JsonDict:
+        """The user moved to another channel with the pane open."""
+        return slack_events.assistant_thread_event(
+            "assistant_thread_context_changed", user=user or self.asker, channel=self.dm_channel(user),
+            thread_ts=thread_ts, event_ts=self.new_ts(), team=self.team_id, context_channel=context_channel)
+
+    def block_action(self, channel: str, message_ts: str, action_id: str, value: str, *,
+                     user: str | None = None) -> JsonDict:
+        """A click on the element ``action_id`` of the stored message ``ts``, sending ``value`` (a
+        ``feedback_buttons`` click when the message holds one under that id, else a ``button``)."""
+        stored = self._render(channel, self._history[channel][message_ts])
+        kind, block_id = "button", ""
+        for block in stored.get("blocks", []):
+            for element in block.get("elements", []):
+                if isinstance(element, dict) and element.get("action_id") == action_id:
+                    kind, block_id = element.get("type", "button"), block.get("block_id", "")
+        action: JsonDict = {"type": kind, "action_id": action_id, "block_id": block_id, "value": value}
+        if kind == "button":
+            action["text"] = {"type": "plain_text", "text": value, "emoji": True}
+        return slack_events.block_actions(user=user or self.asker, team=self.team_id, api_app_id=self.app_id,
+                                          channel=channel, message=stored, action=action, action_ts=self.new_ts())
+
     def envelope(self, event: JsonDict, *, event_id: str | None = None) -> JsonDict:
         """The ``event_callback`` envelope for ``event`` in this workspace (a fresh ``event_id`` unless given)."""
         return slack_events.event_callback(event, team_id=self.team_id, api_app_id=self.app_id,

@@ -7,7 +7,7 @@ import copy
 import json
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from aiohttp import web
 
@@ -159,6 +159,9 @@ class WebApi:
         if isinstance(params.get("metadata"), dict):
             message["metadata"] = params["metadata"]
         self._history[channel][ts] = message
+        thread = self.assistant_threads.get((channel, str(thread_ts)))
+        if thread is not None:
+            thread["status"] = ""  # Slack clears the status line when the app replies in the thread
         return {"channel": channel, "ts": ts, "message": copy.deepcopy(message)}
 
     def _chat_update(self, params: JsonDict) -> JsonDict:
@@ -230,7 +233,44 @@ class WebApi:
         user = params.get("user")
         if not isinstance(user, str) or user not in self._users:
             raise _SlackError("user_not_found")
-        return {"user": copy.deepcopy(self._users[user])}
+        shown = copy.deepcopy(self._users[user])
+        if str(params.get("include_locale", "")).lower() not in ("true", "1"):
+            shown.pop("locale", None)
+        return {"user": shown}
+
+    def _conversations_members(self, params: JsonDict) -> JsonDict:
+        channel = self._channel_param(params)
+        members = list(self._members.get(channel, []))
+        limit = _as_int(params.get("limit"), 100) or 100
+        cursor = params.get("cursor") or ""
+        start = _as_int(cursor[len("offset:"):], 0) if isinstance(cursor, str) and cursor.startswith("offset:") else 0
+        more = start + limit < len(members)
+        return {"members": members[start:start + limit],
+                "response_metadata": {"next_cursor": f"offset:{start + limit}" if more else ""}}
+
+    def _assistant_set(self, what: str) -> Callable[[JsonDict], JsonDict]:
+        """assistant.threads.setStatus / setTitle / setSuggestedPrompts: only in an assistant thread."""
+
+        def method(params: JsonDict) -> JsonDict:
+            channel, thread_ts = params.get("channel_id"), params.get("thread_ts")
+            if not isinstance(channel, str) or channel not in self._channels or not channel.startswith("D"):
+                raise _SlackError("channel_not_found")
+            thread = self.assistant_threads.get((channel, str(thread_ts)))
+            if thread is None:
+                raise _SlackError("thread_not_found")
+            if what == "prompts":
+                prompts = params.get("prompts")
+                if not isinstance(prompts, list) or not prompts or len(prompts) > 4 or not all(
+                        isinstance(p, dict) and p.get("title") and p.get("message") for p in prompts):
+                    raise _SlackError("invalid_arguments")
+                thread["prompts"] = {"title": params.get("title"), "prompts": copy.deepcopy(prompts)}
+            elif not isinstance(params.get(what), str):
+                raise _SlackError("invalid_arguments")
+            else:
+                thread[what] = params[what]
+            return {}
+
+        return method
 
     def _usergroups_users_list(self, params: JsonDict) -> JsonDict:
         usergroup = params.get("usergroup")

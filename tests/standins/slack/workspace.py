@@ -51,6 +51,7 @@ class Workspace:
         real_name: str | None = None,
         is_bot: bool = False,
         email: str | None = None,
+        locale: str = "en-US",
     ) -> JsonDict:
         """Create (or return) a user as users.info shows it."""
         if user not in self._users:
@@ -77,8 +78,21 @@ class Workspace:
                 "is_bot": is_bot,
                 "is_app_user": False,
                 "updated": int(time.time()),
+                "locale": locale,  # shown by users.info only with include_locale
             }
         return self._users[user]
+
+    def add_member(self, channel: str, user: str) -> None:
+        """Make ``user`` a member of ``channel`` (conversations.members)."""
+        self.add_channel(channel)
+        members = self._members.setdefault(channel, [])
+        if user not in members:
+            members.append(user)
+
+    def remove_member(self, channel: str, user: str) -> None:
+        """``user`` left ``channel``."""
+        if user in self._members.get(channel, []):
+            self._members[channel].remove(user)
 
     def add_usergroup(self, usergroup: str, users: list[str]) -> None:
         """Define a user group (``S…``) and its members, for usergroups.users.list."""
@@ -159,6 +173,17 @@ class Workspace:
                 else:
                     self._remove_reaction(stored, event["reaction"], event["user"])
             return
+        if kind == "assistant_thread_started":
+            thread = event["assistant_thread"]
+            channel, thread_ts = thread["channel_id"], thread["thread_ts"]
+            self.add_user(thread["user_id"])
+            self.add_channel(channel)
+            self._history[channel].setdefault(thread_ts, {
+                "type": "message", "subtype": "assistant_app_thread", "user": self.bot_user_id,
+                "text": "", "ts": thread_ts, "thread_ts": thread_ts,
+                "assistant_app_thread": {"title": "", "title_blocks": [], "artifacts": []}})
+            self.assistant_threads.setdefault((channel, thread_ts), {"user": thread["user_id"]})
+            return
         if kind not in ("app_mention", "message") or "channel" not in event:
             return
         channel = event["channel"]
@@ -177,4 +202,6 @@ class Workspace:
             stored["type"] = "message"
             if "user" in stored:
                 self.add_user(stored["user"])
+                if not channel.startswith("D"):
+                    self.add_member(channel, stored["user"])
             history[event["ts"]] = copy.deepcopy(stored)
