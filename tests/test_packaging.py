@@ -2,14 +2,18 @@
 
 The wheel test builds ``verbatim-*.whl`` (``pip wheel --no-deps``), installs it into a fresh virtual environment
 outside the checkout from the production lock, and runs ``verbatim --version``, ``verbatim db upgrade`` on a
-fresh SQLite file and ``verbatim db check`` there — no checkout on the path, no ``alembic.ini``. Packages come
+fresh SQLite file, ``verbatim db check``, ``verbatim ingest`` (its own Weaviate Embedded), ``verbatim ask`` and
+``verbatim serve`` (against the Slack stand-in) there — no checkout on the path, no ``alembic.ini``. Packages come
 from the registry through pip's own cache, so after the first run nothing is downloaded again.
 """
 
 from __future__ import annotations
 
 import ast
+import asyncio
+import json
 import os
+import shutil
 import re
 import subprocess
 import sys
@@ -18,6 +22,10 @@ from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import free_port
+from tests.slack.test_process import wait_healthy
+from tests.standins import SlackStandIn
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("bot", "retrieval", "storage", "migrations")
@@ -89,26 +97,53 @@ def run(command: list[str], *, cwd: Path, env: dict[str, str]) -> str:
 
 
 @pytest.mark.timeout(900)
-def test_the_built_wheel_installs_alone_and_migrates_a_fresh_database(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "DATABASE_URL")}
-    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w",
-         str(tmp_path / "dist"), str(ROOT)], cwd=tmp_path, env=env)
+async def test_the_built_wheel_alone_migrates_ingests_answers_and_serves(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith(("DATABASE_", "WEAVIATE_", "VERBATIM_",
+                                                                            "SLACK_", "COHERE_"))}
+
+    async def sh(*command: str, extra: dict[str, str] | None = None) -> str:
+        return await asyncio.to_thread(run, list(command), cwd=tmp_path, env=env | (extra or {}))
+
+    await sh(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w",
+             str(tmp_path / "dist"), str(ROOT))
     [wheel] = (tmp_path / "dist").glob("verbatim-*.whl")
     venv = tmp_path / "venv"
-    run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path, env=env)
+    await sh(sys.executable, "-m", "venv", str(venv))
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile"]
-    run([*pip, "--require-hashes", "-r", str(ROOT / "requirements.lock")], cwd=tmp_path, env=env)
-    run([*pip, str(wheel)], cwd=tmp_path, env=env)
+    await sh(*pip, "--require-hashes", "-r", str(ROOT / "requirements.lock"))
+    await sh(*pip, str(wheel))
     verbatim = str(venv / "bin" / "verbatim")
-    home = tmp_path / "home"
-    env |= {"VERBATIM_HOME": str(home), "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'fresh.sqlite3'}"}
+    env |= {"VERBATIM_HOME": str(tmp_path / "home"), "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'fresh.sqlite3'}",
+            "WEAVIATE_EMBEDDED_PORT": str(free_port()), "WEAVIATE_EMBEDDED_GRPC_PORT": str(free_port()),
+            "WEAVIATE_BINARY_DIR": os.environ.get("WEAVIATE_BINARY_DIR", str(Path("~/.cache/weaviate-embedded")
+                                                                               .expanduser()))}
+    corpus = shutil.copytree(ROOT / "demo" / "corpus", tmp_path / "corpus")  # no checkout needed past this
 
-    where = run([str(venv / "bin" / "python"), "-c", "import bot, migrations; print(bot.__file__, migrations.__file__)"],
-                cwd=tmp_path, env=env)
-    version = run([verbatim, "--version"], cwd=tmp_path, env=env)
-    upgraded = run([verbatim, "db", "upgrade"], cwd=tmp_path, env=env)
-    checked = run([verbatim, "db", "check"], cwd=tmp_path, env=env)
+    where = await sh(str(venv / "bin" / "python"), "-c",
+                     "import bot, migrations; print(bot.__file__, migrations.__file__)")
+    version = await sh(verbatim, "--version")
+    upgraded = await sh(verbatim, "db", "upgrade")
+    checked = await sh(verbatim, "db", "check")
+    ingested = await sh(verbatim, "ingest", str(corpus), "--json")
+    answer = json.loads(await sh(verbatim, "ask", "How long is an account locked after 5 failed sign-in attempts?",
+                                 "--json"))
+    async with SlackStandIn() as slack:
+        port = free_port()
+        serving = env | {"SLACK_BOT_TOKEN": slack.bot_token, "SLACK_SIGNING_SECRET": slack.signing_secret,
+                         "SLACK_API_URL": slack.api_url, "PORT": str(port)}
+        with (tmp_path / "serve.log").open("wb") as log:
+            process = subprocess.Popen([verbatim, "serve"], cwd=tmp_path, env=serving, stdout=log,
+                                       stderr=subprocess.STDOUT)
+            try:
+                health = await wait_healthy(f"http://127.0.0.1:{port}", process)
+            finally:
+                process.terminate()
+                await asyncio.to_thread(process.wait, 60)
 
     assert all(path.startswith(str(venv)) for path in where.split()), where
     assert version.strip() == f"verbatim {PYPROJECT['project']['version']}"
     assert "is at revision" in upgraded and "as this version needs" in checked
+    assert json.loads(ingested.strip().splitlines()[-1])["summary"]["failed"] == 0, ingested
+    assert answer["status"] == "answered" and "15 minutes" in json.dumps(answer["citations"], ensure_ascii=False)
+    assert health["status"] == "ok" and process.returncode == 0
