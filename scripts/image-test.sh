@@ -147,8 +147,6 @@ SLACK_SIGNING_SECRET=standin-signing-secret
 SLACK_API_URL=$slack_url
 API_TOKEN=$api_token
 EOF
-# The defaults in .env.example are for a checkout; the image sets its own home and binary folder.
-sed -i -e '/^VERBATIM_HOME=/d' -e '/^WEAVIATE_BINARY_DIR=/d' "$work/.env"
 chmod 600 "$work/.env"
 
 summary() {  # the counts of an `ingest --json` report; "again": nothing new, everything skipped
@@ -169,9 +167,9 @@ quiet_health() { grep -v 'unable to get systemd connection' >&2 || true; }
 
 # The bot starts only on an index that has documents: ingest once into the volume, then serve.
 podman volume create "$NAME-data" >/dev/null
-step "podman run --rm -v $NAME-data:/data --env-file .env … verbatim ingest /app/demo/corpus"
-podman run --rm --pod "$NAME" -v "$NAME-data:/data" --env-file "$work/.env" --no-healthcheck "$IMAGE" \
-  verbatim ingest --json /app/demo/corpus >"$work/ingest.json"
+step "podman run --rm -v $NAME-data:/data --env-file .env … verbatim ingest /app/demo/corpus (--json, to check the counts)"
+podman run --rm -v "$NAME-data:/data" --env-file "$work/.env" "$IMAGE" \
+  verbatim ingest --json /app/demo/corpus 2> >(quiet_health) >"$work/ingest.json"
 step "ingested: $(summary "$work/ingest.json")"
 
 step "starting the bot: -v $NAME-data:/data --env-file .env (pod port 127.0.0.1:$port -> 3000)"
