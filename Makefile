@@ -1,11 +1,12 @@
 # Two commands do all set-up on a fresh machine (see README):
 #   make demo   install, build the Weaviate server once, index demo/corpus, answer a question
 #   make test   install, build the Weaviate server once, run the whole test suite
+#   make image-test   build the container image, run it, ask it one question (podman; README "Deploy with containers")
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install weaviate demo test bench
+.PHONY: install weaviate demo test bench image-test
 install: $(VENV)/.installed
 
 $(VENV)/.installed: requirements.lock pyproject.toml
@@ -24,6 +25,9 @@ demo: weaviate
 
 test: weaviate
 	scripts/test.sh
+
+image-test:
+	scripts/image-test.sh
 
 bench: weaviate
 	$(BIN)/python -m bench.retrieval
