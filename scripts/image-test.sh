@@ -47,8 +47,7 @@ for tool in podman mmdebstrap runc curl; do command -v "$tool" >/dev/null || nee
 if [ "${#need[@]}" -gt 0 ]; then
   step "installing ${need[*]} (Debian packages)"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    podman mmdebstrap runc curl uidmap catatonit netavark aardvark-dns fuse-overlayfs slirp4netns >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman mmdebstrap runc uidmap curl >/dev/null
 fi
 command -v go >/dev/null || { echo "error: Go is needed to build the Weaviate server (as for make test)" >&2; exit 1; }
 
