@@ -77,3 +77,7 @@ def test_containerfile_defaults_and_runtime() -> None:
 def test_env_example_does_not_override_the_images_paths() -> None:
     example = (ROOT / ".env.example").read_text(encoding="utf-8")
     assert not re.search(r"^(VERBATIM_HOME|WEAVIATE_BINARY_DIR)=", example, re.M)
+
+
+def test_docker_and_podman_ignore_the_same_files() -> None:
+    assert (ROOT / ".dockerignore").read_bytes() == (ROOT / ".containerignore").read_bytes()
