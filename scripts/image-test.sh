@@ -111,6 +111,14 @@ podman build --quiet --format docker --network host \
   "${build_volumes[@]}" -t "$IMAGE" -f Containerfile . >/dev/null
 current=$(podman image inspect --format '{{.Id}}' "$IMAGE")
 if [ -n "$previous" ] && [ "$previous" != "$current" ]; then podman rmi "$previous" >/dev/null 2>&1 || true; fi
+# The build stages are the cache of the next run (the Weaviate build above all): name them (from the layer cache,
+# in seconds), then drop the unnamed leftovers of earlier builds, so that repeated runs do not fill the disk.
+for stage in weaviate app; do
+  podman build --quiet --format docker --network host \
+    --build-arg BASE_IMAGE="$BASE" --build-arg GO_IMAGE="$BASE" \
+    "${build_volumes[@]}" --target "$stage" -t "${IMAGE%:*}-stage-$stage:${IMAGE##*:}" -f Containerfile . >/dev/null
+done
+podman image prune -f >/dev/null
 step "image built: $(podman image inspect --format '{{.Size}}' "$IMAGE" | awk '{printf "%.0f MB", $1/1e6}')"
 
 # Nothing of this machine's settings went in (no pip.conf, Go env, toolchain or cache, not even an empty mount
