@@ -1,6 +1,7 @@
 # Two commands do all set-up on a fresh machine (see README):
 #   make demo   install, build the Weaviate server once, index demo/corpus, answer a question
 #   make test   install, build the Weaviate server once, run the whole test suite
+#   make image-test   build the container image, run it, ask it one question (podman; README "Deploy with containers")
 #   make lock   re-resolve both locks from pyproject.toml (needs uv) and regenerate requirements.txt
 # Two hash-checked locks: requirements.lock (production: what an image or a buildpack installs) and
 # requirements-dev.lock (production plus pytest and setuptools: what `make` installs here).
@@ -10,7 +11,7 @@ BIN := $(VENV)/bin
 UV ?= uv
 COMPILE = $(UV) pip compile pyproject.toml --generate-hashes --universal --python-version 3.11
 
-.PHONY: install weaviate demo test bench lock
+.PHONY: install weaviate demo test bench lock image-test
 install: $(VENV)/.installed
 
 $(VENV)/.installed: requirements-dev.lock pyproject.toml
@@ -39,6 +40,9 @@ demo: weaviate
 
 test: weaviate
 	scripts/test.sh
+
+image-test:
+	scripts/image-test.sh
 
 bench: weaviate
 	$(BIN)/python -m bench.retrieval
