@@ -23,7 +23,13 @@ $(VENV)/.installed: requirements-dev.lock pyproject.toml
 lock:
 	$(COMPILE) -o requirements.lock
 	$(COMPILE) --extra dev -o requirements-dev.lock
-	$(MAKE) requirements.txt
+	$(MAKE) requirements.txt requirements-build.lock
+
+# What builds the wheel in the Containerfile: requirements-dev.lock's setuptools, with its hashes.
+requirements-build.lock: requirements-dev.lock
+	{ echo "# What builds the verbatim wheel (pyproject's build-system), hash-checked: the setuptools pin of"; \
+	  echo "# requirements-dev.lock, written by \`make lock\`. Used by the Containerfile; nothing at run time needs it."; \
+	  awk '/^setuptools==/{p=1; print; next} p && /^    --hash/{print; next} {p=0}' requirements-dev.lock; } > $@
 
 # For platforms that read requirements.txt (Python buildpacks): the production lock under another name.
 requirements.txt: requirements.lock

@@ -53,6 +53,15 @@ def test_the_production_and_development_locks_are_hash_checked_and_agree() -> No
     assert {name: development.get(name) for name in production} == production
 
 
+def test_the_build_lock_is_the_development_locks_setuptools_with_its_hashes() -> None:
+    """The Containerfile builds the wheel with it: the base image's own setuptools is too old for pyproject.toml."""
+    build, development = ROOT / "requirements-build.lock", (ROOT / "requirements-dev.lock").read_text(encoding="utf-8")
+
+    assert pins(build) == {"setuptools": pins(ROOT / "requirements-dev.lock")["setuptools"]}
+    assert build.read_text(encoding="utf-8").split("\n", 2)[2].strip() in development, (
+        "requirements-build.lock is stale: run `make requirements-build.lock`")
+
+
 def test_requirements_txt_is_the_production_lock_as_make_generates_it() -> None:
     lock = (ROOT / "requirements.lock").read_text(encoding="utf-8").split("\n", 2)[2]
     generated = (ROOT / "requirements.txt").read_text(encoding="utf-8")
