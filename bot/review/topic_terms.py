@@ -37,7 +37,7 @@ _JAPANESE_RUN = re.compile(
 )
 STOP_WORDS = frozenset(
     # English: question words, auxiliaries, pronouns, prepositions.
-    "a an and any are as at be been but by can could did do does for from get had has have how i if in is it its "
+    "a all an and any are as at be been but by can could did do does for from get had has have how i if in is it its "
     "me my of on or our should so than that the their them then there these they this to was we were what when "
     "where which who whom whose why will with would you your about into also not no yes there".split()
     # Russian: question words, pronouns, prepositions, particles.
