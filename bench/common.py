@@ -59,7 +59,9 @@ class CachedEmbedder:
             found.update({k: np.frombuffer(v, dtype=np.float32) for k, v in rows})
         missing = [i for i, k in enumerate(keys) if k not in found]
         if missing:
-            if kind == "q":
+            if kind == "q" and hasattr(self.inner, "embed_queries"):
+                fresh = await self.inner.embed_queries([texts[i] for i in missing])
+            elif kind == "q":
                 fresh = np.stack([await self.inner.embed_query(texts[i]) for i in missing])
             else:
                 fresh = await self.inner.embed_documents([texts[i] for i in missing])
@@ -76,6 +78,12 @@ class CachedEmbedder:
 
     async def embed_query(self, text: str) -> np.ndarray:
         return (await self._cached("q", [text]))[0]
+
+    async def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Query-mode vectors for many texts, embedded in one batch when the inner embedder can (e5 can)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return await self._cached("q", texts)
 
     async def aclose(self) -> None:
         self._db.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -61,3 +62,37 @@ def auroc(scores: Sequence[float], labels: Sequence[bool]) -> float:
         ranks[order[start : stop + 1]] = (start + stop) / 2 + 1
         start = stop + 1
     return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def purity(predicted: Sequence[int], gold: Sequence[str]) -> float:
+    """Share of items whose group's most common gold topic is their own (1.0 for all singletons: read with ARI)."""
+    if len(predicted) != len(gold):
+        raise ValueError(f"{len(predicted)} predictions for {len(gold)} gold labels")
+    if not gold:
+        return float("nan")
+    groups: dict[int, Counter[str]] = {}
+    for group, topic in zip(predicted, gold, strict=True):
+        groups.setdefault(group, Counter())[topic] += 1
+    return sum(counts.most_common(1)[0][1] for counts in groups.values()) / len(gold)
+
+
+def adjusted_rand_index(predicted: Sequence[int], gold: Sequence[str]) -> float:
+    """Hubert and Arabie's adjusted Rand index: 1 for the same partition, about 0 for a random one."""
+    if len(predicted) != len(gold):
+        raise ValueError(f"{len(predicted)} predictions for {len(gold)} gold labels")
+    n = len(gold)
+    if n < 2:
+        return 1.0
+    pairs = Counter(zip(predicted, gold, strict=True))
+    rows, columns = Counter(predicted), Counter(gold)
+
+    def choose2(k: int) -> float:
+        return k * (k - 1) / 2
+
+    index = sum(choose2(k) for k in pairs.values())
+    row_sum, column_sum = sum(choose2(k) for k in rows.values()), sum(choose2(k) for k in columns.values())
+    expected = row_sum * column_sum / choose2(n)
+    maximum = (row_sum + column_sum) / 2
+    if maximum == expected:
+        return 1.0
+    return (index - expected) / (maximum - expected)

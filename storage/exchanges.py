@@ -15,6 +15,7 @@ How the pieces fit the bot's path:
     find_by_reply    a reaction arrives on the bot's reply message: which exchange was that?
     thread_turns     a follow-up in a thread: the earlier turns, to make the question standalone.
     list_exchanges   the review queue.
+    with_outcome     every exchange of one outcome in a window, with its retrieved chunks (`review gaps`).
 """
 
 from __future__ import annotations
@@ -190,6 +191,30 @@ async def list_exchanges(
         )
         for row in await session.execute(statement)
     ]
+
+
+async def with_outcome(
+    session: AsyncSession,
+    outcome: str,
+    *,
+    since: datetime | None = None,
+    channel_id: str | None = None,
+    limit: int = 5000,
+) -> list[ExchangeRecord]:
+    """Exchanges with this outcome (``since`` inclusive, one channel if given), oldest first, ties by id, with
+    their retrieved chunks and citations: the newest `limit` of them."""
+    require_choice("outcome", outcome, OUTCOMES)
+    require_aware("since", since)
+    _require_limit(limit)
+    conditions = [Exchange.outcome == outcome]
+    if since is not None:
+        conditions.append(Exchange.created_at >= since)
+    if channel_id is not None:
+        conditions.append(Exchange.channel_id == channel_id)
+    statement = (select(Exchange).where(*conditions).order_by(Exchange.created_at.desc(), Exchange.id.desc())
+                 .limit(limit))
+    rows = (await session.scalars(_with_children(statement))).all()
+    return [to_record(row) for row in reversed(rows)]
 
 
 def _count(model: type[Citation | Flag | Feedback], condition: ColumnElement[bool]) -> Any:

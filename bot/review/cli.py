@@ -1,4 +1,5 @@
-"""`verbatim review`: the review desk on the terminal — the queue, one exchange, resolving flags, exports, stats.
+"""`verbatim review`: the review desk on the terminal — the queue, one exchange, resolving flags, exports, stats,
+coverage gaps.
 
 Every command has `--json` (one object; JSON lines for `list`) and a rich rendering for people. Errors are
 one line on stderr: exit 1 when something is wrong with the log or the input names nothing (a malformed or
@@ -33,6 +34,8 @@ from bot.review.formatting import (
     parse_since,
     resolution_label,
 )
+from bot.review.gaps import report_to_json
+from bot.review.gaps_text import gaps_heading, gaps_table
 from bot.review.lookup import IndexUnavailable
 from bot.review.model import flag_to_json, review_to_json
 from bot.review.queries import review_queue
@@ -50,8 +53,6 @@ from bot.review.text import (
 from storage.errors import StorageError
 from storage.records import RESOLUTIONS
 from storage.stats import channel_stats, daily_stats, window_stats
-
-
 
 _run = async_command({InvalidSince: 2, StorageError: 1, ReviewError: 1})
 
@@ -254,6 +255,37 @@ async def stats_command(since: str, by: str, channel: str | None, as_json: bool)
     if rows:
         console.print(Text(f"\nBy {by}", style="bold"))
         console.print(breakdown_table(rows, by))
+
+
+# -- gaps ----------------------------------------------------------------------------------------
+
+
+@review.command("gaps")
+@click.option("--since", default="30d", show_default=True, help=SINCE_HELP)
+@click.option("--channel", help="Only this Slack channel id.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: the window and its topics.")
+@_run
+async def gaps_command(since: str, channel: str | None, as_json: bool) -> None:
+    """What the documents are missing: no-support questions grouped into topics, most people first."""
+    from retrieval.embedders.local import E5Embedder  # the model loads only for this command
+
+    now = datetime.now(UTC)
+    start = parse_since(since, now)
+    embedder = E5Embedder()
+    try:
+        async with open_log(load_settings().database_url_value()) as sessions:
+            report = await desk.coverage_gaps(sessions, embedder, since=start, channel_id=channel, now=now)
+    finally:
+        await embedder.aclose()
+    if as_json:
+        _echo_json(report_to_json(report))
+        return
+    if not report.topics:
+        click.echo(f"no gaps: no no-support question since {moment(start)}" + (f" in {channel}" if channel else ""))
+        return
+    console = _console()
+    console.print(Text(gaps_heading(report), style="bold"))
+    console.print(gaps_table(report))
 
 
 # -- serve ---------------------------------------------------------------------------------------

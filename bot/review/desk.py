@@ -8,23 +8,34 @@ the CLI and the web page decide how each one reads.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
+import numpy as np
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.review.clustering import DEFAULT_THRESHOLD, cluster
 from bot.review.errors import NothingToResolve
 from bot.review.export import PriorTurn, eval_question
+from bot.review.gaps import GapsReport, build_topics, gap_question, in_order
 from bot.review.lookup import DEFAULT_TIMEOUT_S, ChunkLookup, read_index
 from bot.review.model import ExchangeReview, build_review
 from bot.review.queries import review_queue
 from bot.review.quotes import DEFAULT_CONTEXT_CHARS
 from storage.errors import UnknownExchange
-from storage.exchanges import exchange_exists, get_exchange, thread_turns
+from storage.exchanges import exchange_exists, get_exchange, thread_turns, with_outcome
 from storage.flags import flags_for, resolve_flag
 from storage.records import ExchangeRecord, FlagRecord, Resolution
 
 Sessions = async_sessionmaker[AsyncSession]
+
+
+class QuestionEmbedder(Protocol):
+    """What coverage gaps need of an embedder (the local e5's `embed_queries`): runs off the event loop."""
+
+    async def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
 async def read_exchange(sessions: Sessions, exchange_id: str) -> tuple[ExchangeRecord, list[FlagRecord]]:
@@ -137,3 +148,21 @@ async def _dismissed(session: AsyncSession, exchange_id: str) -> bool:
     """Every lead flag still on the reply was resolved as not_a_problem."""
     flags = [flag for flag in await flags_for(session, exchange_id) if flag.is_flag]
     return bool(flags) and all(flag.resolution == "not_a_problem" for flag in flags)
+
+
+async def coverage_gaps(sessions: Sessions, embedder: QuestionEmbedder, *, since: datetime | None,
+                        channel_id: str | None, now: datetime, threshold: float = DEFAULT_THRESHOLD,
+                        limit: int = 5000) -> GapsReport:
+    """The no-support questions of the window grouped into topics (`bot.review.gaps`), most people first.
+
+    The questions are embedded at review time (the embedder's worker thread, not the event loop) and
+    clustered in a worker thread too: a month of questions takes a few seconds, and the desk keeps answering.
+    """
+    async with sessions() as session:
+        records = await with_outcome(session, "no_support", since=since, channel_id=channel_id, limit=limit)
+    questions = in_order([gap_question(record) for record in records])
+    vectors = await embedder.embed_queries([question.text for question in questions])
+    groups = await asyncio.to_thread(cluster, vectors, threshold)
+    topics = await asyncio.to_thread(build_topics, questions, groups, now=now)
+    return GapsReport(since=since, channel_id=channel_id, now=now, questions=len(questions), threshold=threshold,
+                      topics=tuple(topics))

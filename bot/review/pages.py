@@ -76,6 +76,7 @@ padding:.6rem 1rem;min-width:11rem}.metric b{display:block;font-size:1.6rem}
 svg.chart{background:#fff;border:1px solid #e3e6ea;border-radius:6px;width:100%;height:auto}
 svg .grid{stroke:#e3e6ea}svg .axis{font-size:11px;fill:#5b6573}svg .title{font-size:13px;font-weight:600}
 svg .legend{font-size:11px}svg .empty{font-size:13px;fill:#8a93a0}
+section.topic h2{margin:.2rem 0}section.topic .counts{font-weight:600}section.topic ul{margin:.3rem 0 .3rem 1.2rem}
 """
 
 LINK_SCHEMES = ("http", "https", "mailto")
@@ -98,7 +99,7 @@ def page(title: str, body: Markup, *, active: str, logout_csrf: str | None = Non
     """The whole document around a page body: nav, CSS; a sign-out button when a token protects the desk."""
     nav = join(
         fmt('<a href="{href}" class="{cls}">{text}</a>', href=href, text=text, cls="active" if key == active else "")
-        for key, href, text in (("queue", "/", "Queue"), ("trends", "/trends", "Trends"))
+        for key, href, text in (("queue", "/", "Queue"), ("gaps", "/gaps", "Gaps"), ("trends", "/trends", "Trends"))
     )
     logout = (
         fmt('<form method="post" action="/logout"><input type="hidden" name="csrf" value="{csrf}">'
@@ -177,7 +178,9 @@ def queue_page(items: Sequence[ExchangeSummary], filters: QueueFilters, *, error
             '<tbody>{rows}</tbody></table>', rows=rows)
         if items else fmt('<p class="note">Nothing to review: no exchange matches these filters.</p>')
     )
-    body = fmt('<h1>Review queue</h1><p class="meta">{scope}, newest first ({count} shown)</p>{error}{form}{table}',
+    body = fmt('<h1>Review queue</h1><p class="meta">{scope}, newest first ({count} shown)</p>{error}{form}{table}'
+               '<p class="meta">What the documents are missing: <a class="gaps-link" href="/gaps">no-support '
+               'questions by topic</a>.</p>',
                scope=scope, count=len(items), error=banner(error, "bad"), form=form, table=table)
     return page("Queue", body, active="queue", logout_csrf=logout_csrf)
 

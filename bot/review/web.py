@@ -8,11 +8,12 @@ Routes:
                                     quotes, flags with resolve buttons
     POST /exchanges/{id}/resolve    resolve one flag (flag_id) or every open flag; CSRF-checked; 303 back
     GET  /trends                    the lead metrics and per-day charts (inline SVG); since, channel
+    GET  /gaps                      coverage gaps: no-support questions grouped into topics; since, channel
     GET  /healthz                   {"status": "ok"} when the exchange log answers (503 otherwise); no auth
     GET|POST /login, POST /logout   only meaningful with a token (see `auth`)
 
-`create_review_app(session_factory, chunk_lookup, token=...)` builds the app from what the composition root
-made; nothing is created at import. `serve` is that composition root for the command: it refuses a
+`create_review_app(session_factory, chunk_lookup, token=..., embedder=...)` builds the app from what the
+composition root made (the embedder embeds questions for /gaps); nothing is created at import. `serve` is that composition root for the command: it refuses a
 non-loopback bind without a token, checks the log's schema, opens the index (or goes on without it), and
 runs until SIGINT/SIGTERM.
 """
@@ -65,6 +66,7 @@ from bot.review.formatting import (
     parse_since,
     resolution_label,
 )
+from bot.review.gaps_page import gaps_page
 from bot.review.html_safe import Markup
 from bot.review.lookup import ChunkLookup, IndexUnavailable
 from bot.review.pages import (
@@ -78,6 +80,7 @@ from bot.review.pages import (
 from bot.review.queries import review_queue
 from bot.review.runtime import open_chunk_lookup, open_log
 from bot.settings import Settings
+from retrieval.embedders.local import E5Embedder
 from storage.db import unavailable
 from storage.errors import DatabaseUnavailable, UnknownExchange
 from storage.records import RESOLUTIONS
@@ -99,12 +102,14 @@ _SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 
 @dataclass(frozen=True, slots=True)
 class DeskState:
-    """What every handler needs: the log, the index, the token (None: loopback only) and this process's key."""
+    """What every handler needs: the log, the index, the token (None: loopback only), this process's key, and
+    the embedder for /gaps (None: that page says it is off)."""
 
     sessions: desk.Sessions
     lookup: ChunkLookup
     token: str | None
     key: bytes
+    embedder: desk.QuestionEmbedder | None = None
 
 
 STATE = web.AppKey("review_desk", DeskState)
@@ -113,16 +118,19 @@ SESSION = web.RequestKey("review_session", str)  # this browser's session id (wh
 
 
 def create_review_app(
-    session_factory: desk.Sessions, chunk_lookup: ChunkLookup, *, token: str | None
+    session_factory: desk.Sessions, chunk_lookup: ChunkLookup, *, token: str | None,
+    embedder: desk.QuestionEmbedder | None = None,
 ) -> web.Application:
     """The review desk's aiohttp app; with `token`, every page but /healthz and /login requires it."""
     app = web.Application(middlewares=[_security_headers, _database_errors, _authenticate, _browser_session])
-    app[STATE] = DeskState(sessions=session_factory, lookup=chunk_lookup, token=token or None, key=new_key())
+    app[STATE] = DeskState(sessions=session_factory, lookup=chunk_lookup, token=token or None, key=new_key(),
+                           embedder=embedder)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/", queue)
     app.router.add_get("/exchanges/{exchange_id}", exchange)
     app.router.add_post("/exchanges/{exchange_id}/resolve", resolve)
     app.router.add_get("/trends", trends)
+    app.router.add_get("/gaps", gaps)
     app.router.add_get("/login", login_form)
     app.router.add_post("/login", login)
     app.router.add_post("/logout", logout)
@@ -297,6 +305,24 @@ async def trends(request: web.Request) -> web.Response:
     ), status=400 if error else 200)
 
 
+async def gaps(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    since_text = request.query.get("since", "").strip() or DEFAULT_TRENDS_SINCE
+    channel = request.query.get("channel", "").strip() or None
+    now = datetime.now(UTC)
+    try:
+        start = parse_since(since_text, now)
+    except InvalidSince as bad:
+        return _html(gaps_page(None, since_text=since_text, channel=channel, error=str(bad),
+                               logout_csrf=_logout_csrf(request)), status=400)
+    if state.embedder is None:
+        return _html(gaps_page(None, since_text=since_text, channel=channel, logout_csrf=_logout_csrf(request),
+                               error="Coverage gaps are off: this desk was started without a question embedder."),
+                     status=503)
+    report = await desk.coverage_gaps(state.sessions, state.embedder, since=start, channel_id=channel, now=now)
+    return _html(gaps_page(report, since_text=since_text, channel=channel, logout_csrf=_logout_csrf(request)))
+
+
 async def login_form(request: web.Request) -> web.Response:
     if request.app[STATE].token is None:
         raise web.HTTPSeeOther("/")
@@ -400,7 +426,8 @@ async def serve(settings: Settings, *, host: str, port: int, token: str | None) 
     async with open_log(settings.database_url_value()) as sessions, open_chunk_lookup(settings) as lookup:
         if isinstance(lookup, IndexUnavailable):
             logger.warning("chunk text unavailable (%s): pages show the quotes as logged", lookup.reason)
-        runner = web.AppRunner(create_review_app(sessions, lookup, token=token))
+        embedder = E5Embedder()  # loads its model on the first /gaps request, in its own thread
+        runner = web.AppRunner(create_review_app(sessions, lookup, token=token, embedder=embedder))
         await runner.setup()
         try:
             site = web.TCPSite(runner, host, port)
@@ -411,6 +438,7 @@ async def serve(settings: Settings, *, host: str, port: int, token: str | None) 
             await _until_stopped()
         finally:
             await runner.cleanup()
+            await embedder.aclose()
 
 
 def _bound_port(runner: web.AppRunner, asked: int) -> int:

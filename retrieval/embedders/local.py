@@ -58,6 +58,12 @@ class E5Embedder:
     async def embed_query(self, text: str) -> np.ndarray:
         return (await self._model.run("query", [text])).reshape(self.dim)
 
+    async def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Many texts in ``query:`` mode at once (e5's mode for symmetric tasks: question against question)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return (await self._model.run("query", list(texts))).reshape(len(texts), self.dim)
+
     async def aclose(self) -> None:
         await asyncio.to_thread(self._model.shutdown)
 

@@ -1,5 +1,5 @@
 """The review desk in a real headless browser (Debian's chromium over the DevTools Protocol): sign in with the
-token, read a quote highlighted in its chunk, press Resolve, and see the trend charts."""
+token, read a quote highlighted in its chunk, press Resolve, see the trend charts and the coverage gaps."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from tests.storage.database import Database
 
 TOKEN = "browser-token-0c41d7"
 HOSTILE = '<script>document.title="pwned"</script> How long do annual plans have for a refund?'
+HOSTILE_GAP = '<script>document.title="gap"</script> Can I pay invoices by bank transfer?'
 
 
 @pytest.fixture
@@ -38,6 +39,8 @@ async def desk_url(store: ChunkStore, embedder: E5Embedder, sqlite_log: Database
     )
     others = [
         exchange(created_at=now - timedelta(days=3), outcome="no_support", citations=(), timings_ms={"total": 90.0}),
+        exchange(created_at=now - timedelta(days=4), outcome="no_support", citations=(), timings_ms={"total": 70.0},
+                 question=HOSTILE_GAP, user_id="U-other"),
         exchange(created_at=now - timedelta(days=2), timings_ms={"total": 240.0},
                  citations=(citation(1, chunk_id=chunk_id), citation(2, kept=False, chunk_id=chunk_id))),
     ]
@@ -46,7 +49,7 @@ async def desk_url(store: ChunkStore, embedder: E5Embedder, sqlite_log: Database
             await record_exchange(session, record)
         await add_flag(session, flagged.id, label="S1", user_id="U-lead", reaction="x", is_lead=True,
                        at=now - timedelta(hours=20))
-    runner = web.AppRunner(create_review_app(sqlite_log.sessions, store, token=TOKEN))
+    runner = web.AppRunner(create_review_app(sqlite_log.sessions, store, token=TOKEN, embedder=embedder))
     await runner.setup()
     port = free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
@@ -60,7 +63,7 @@ async def text_of(page: Page, selector: str) -> str:
     return str(await page.evaluate(f"document.querySelector({selector!r})?.textContent ?? ''"))
 
 
-async def test_a_lead_signs_in_reads_the_quote_in_context_resolves_the_flag_and_sees_trends(
+async def test_a_lead_signs_in_reads_the_quote_in_context_resolves_the_flag_and_sees_trends_and_gaps(
     chromium: str, desk_url: str, sqlite_log: Database, tmp_path: Path
 ) -> None:
     exchange_id = "6f1d0c7e-2b7a-4f3e-9a51-3c2d1e0f9a88"
@@ -97,7 +100,7 @@ async def test_a_lead_signs_in_reads_the_quote_in_context_resolves_the_flag_and_
 
         # The queue lists it among the exchanges to review, with its question as text.
         await page.click_and_wait("header a[href='/']")
-        assert await page.evaluate("document.querySelectorAll('main tbody tr').length") == 2  # flagged + no support
+        assert await page.evaluate("document.querySelectorAll('main tbody tr').length") == 3  # flagged + 2 no support
         assert await text_of(page, f"a[href='/exchanges/{exchange_id}']") == HOSTILE
         await page.screenshot(tmp_path / "queue.png")
 
@@ -106,8 +109,20 @@ async def test_a_lead_signs_in_reads_the_quote_in_context_resolves_the_flag_and_
         assert await page.evaluate("document.querySelectorAll('svg.chart').length") == 6  # the askers' feedback chart is the sixth
         assert await page.evaluate("document.querySelectorAll('svg.chart circle').length") > 0
         assert await page.evaluate("document.querySelector('svg.chart').getBoundingClientRect().width") > 300
-        assert await text_of(page, ".metric b") == "33.3%"  # answers without support: 1 of 3
+        assert await text_of(page, ".metric b") == "50.0%"  # answers without support: 2 of 4
         await page.screenshot(tmp_path / "trends.png")
+
+        # From the queue, the coverage gaps: the two no-support questions, about different things, as two topics.
+        await page.goto(f"{desk_url}/")
+        await page.click_and_wait("a.gaps-link")
+        assert await page.evaluate("location.pathname") == "/gaps"
+        assert await page.evaluate("document.querySelectorAll('section.topic').length") == 2
+        examples = await page.evaluate("[...document.querySelectorAll('li.example')].map(e => e.textContent)")
+        assert sorted(examples) == sorted([HOSTILE_GAP, "How long do I have to request a refund?"])
+        assert await page.evaluate("document.querySelectorAll('script').length") == 0
+        assert await page.evaluate("document.title") == "Coverage gaps · Verbatim review"
+        assert "Refund policy" in await text_of(page, "section.topic li.fragment")  # what the bot found nearest
+        await page.screenshot(tmp_path / "gaps.png")
 
     async with sqlite_log.sessions() as session:
         (flag,) = await flags_for(session, exchange_id)
@@ -115,5 +130,5 @@ async def test_a_lead_signs_in_reads_the_quote_in_context_resolves_the_flag_and_
         "not_a_problem", "30 days is right; the claim says so too", "Lead Ann")
     keep = os.environ.get("REVIEW_SCREENSHOTS")  # to look at the pages: REVIEW_SCREENSHOTS=/some/dir pytest ...
     if keep:
-        for name in ("exchange.png", "resolved.png", "queue.png", "trends.png"):
+        for name in ("exchange.png", "resolved.png", "queue.png", "trends.png", "gaps.png"):
             shutil.copy(tmp_path / name, Path(keep) / name)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from aiohttp import test_utils
 
+from bot.review.desk import QuestionEmbedder
 from bot.review.lookup import ChunkLookup, IndexUnavailable, StaticChunks
 from bot.review.web import create_review_app
 from retrieval.chunks import Chunk
@@ -39,9 +40,9 @@ INDEX = StaticChunks(
 
 
 @asynccontextmanager
-async def desk_client(db: Database, *, token: str | None = None,
-                      lookup: ChunkLookup = INDEX) -> AsyncIterator[test_utils.TestClient]:
-    app = create_review_app(db.sessions, lookup, token=token)
+async def desk_client(db: Database, *, token: str | None = None, lookup: ChunkLookup = INDEX,
+                      embedder: QuestionEmbedder | None = None) -> AsyncIterator[test_utils.TestClient]:
+    app = create_review_app(db.sessions, lookup, token=token, embedder=embedder)
     async with test_utils.TestClient(test_utils.TestServer(app)) as client:
         yield client
 
