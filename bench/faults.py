@@ -30,7 +30,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -50,6 +49,7 @@ from storage.db import create_engine, create_session_factory
 from storage.exchanges import list_exchanges
 from storage.migrate import upgrade
 from storage.records import ExchangeSummary
+from tests.conftest import free_port
 from tests.standins import SlackStandIn
 from tests.standins.cohere import CohereStandIn, delay
 
@@ -68,12 +68,6 @@ class Row:
     lost: int
     twice: int
     note: str
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 # -- the pieces: a bot process, a store of our own, PostgreSQL --------------------------------------------------

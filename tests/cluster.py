@@ -20,6 +20,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.conftest import free_port
+
 NODES = 3
 
 
@@ -35,12 +37,6 @@ def _free_pair() -> int:
                     return port
             except OSError:
                 continue
-
-
-def _free() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -71,7 +67,7 @@ class Cluster:
 
     def __post_init__(self) -> None:
         for index in range(NODES):
-            self.nodes.append(Node(f"node{index + 1}", self.folder / f"node{index + 1}", _free(), _free(),
+            self.nodes.append(Node(f"node{index + 1}", self.folder / f"node{index + 1}", free_port(), free_port(),
                                    _free_pair(), _free_pair()))
 
     def _environment(self, node: Node) -> dict[str, str]:
