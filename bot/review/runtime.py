@@ -17,7 +17,8 @@ from sqlalchemy.exc import DBAPIError
 
 from bot.review.desk import Sessions
 from bot.review.lookup import ChunkLookup, IndexUnavailable
-from bot.runtime import open_retrieval
+from bot.review.learning import Learning
+from bot.runtime import build_cohere, build_embedder, open_retrieval
 from bot.settings import Settings
 from retrieval.errors import RetrievalError, first_line
 from storage.db import (
@@ -52,6 +53,21 @@ async def open_log(url: str) -> AsyncIterator[Sessions]:
             raise unavailable(engine.url, error) from error
     finally:
         await engine.dispose()
+
+
+@asynccontextmanager
+async def open_learning(settings: Settings) -> AsyncIterator[Learning]:
+    """What a verdict needs to be remembered: the index (or why not) and the embedder the bot answers with."""
+    async with AsyncExitStack() as stack:
+        learning: Learning
+        try:
+            retrieval = await stack.enter_async_context(open_retrieval(settings))
+            learning = Learning(lookup=retrieval.store, embedder=retrieval.embedder)
+        except INDEX_OPEN_ERRORS as error:
+            embedder = build_embedder(settings, build_cohere(settings))
+            stack.push_async_callback(embedder.aclose)
+            learning = Learning(lookup=IndexUnavailable(first_line(error)), embedder=embedder)
+        yield learning
 
 
 @asynccontextmanager

@@ -16,6 +16,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from bot.review.suppressed import suppressed_line
 from bot.review.formatting import (
     milliseconds,
     moment,
@@ -160,6 +161,9 @@ def review_lines(review: ExchangeReview, *, plain: bool) -> Group:
     for marked, line in ((review.stale, STALE_LINE), (review.removed, REMOVED_LINE)):
         if marked:
             parts.append(Text(line, style="bold red"))
+    suppressed = suppressed_line(ex)
+    if suppressed is not None:
+        parts.append(Text(suppressed, style="bold yellow"))
     parts.append(Text(f"\nClaims ({len(review.kept)} kept)", style="bold"))
     for view in review.kept:
         parts.extend(_citation_lines(view, plain=plain))

@@ -76,7 +76,8 @@ from bot.review.pages import (
     trends_page,
 )
 from bot.review.queries import review_queue
-from bot.review.runtime import open_chunk_lookup, open_log
+from bot.review.learning import Learning
+from bot.review.runtime import open_learning, open_log
 from bot.settings import Settings
 from storage.db import unavailable
 from storage.errors import DatabaseUnavailable, UnknownExchange
@@ -105,6 +106,7 @@ class DeskState:
     lookup: ChunkLookup
     token: str | None
     key: bytes
+    learning: Learning | None = None  # where a confirmed-bad verdict gets its content hash and query vector
 
 
 STATE = web.AppKey("review_desk", DeskState)
@@ -113,11 +115,12 @@ SESSION = web.RequestKey("review_session", str)  # this browser's session id (wh
 
 
 def create_review_app(
-    session_factory: desk.Sessions, chunk_lookup: ChunkLookup, *, token: str | None
+    session_factory: desk.Sessions, chunk_lookup: ChunkLookup, *, token: str | None, learning: Learning | None = None
 ) -> web.Application:
     """The review desk's aiohttp app; with `token`, every page but /healthz and /login requires it."""
     app = web.Application(middlewares=[_security_headers, _database_errors, _authenticate, _browser_session])
-    app[STATE] = DeskState(sessions=session_factory, lookup=chunk_lookup, token=token or None, key=new_key())
+    app[STATE] = DeskState(sessions=session_factory, lookup=chunk_lookup, token=token or None, key=new_key(),
+                           learning=learning)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/", queue)
     app.router.add_get("/exchanges/{exchange_id}", exchange)
@@ -264,7 +267,7 @@ async def resolve(request: web.Request) -> web.Response:
     try:
         resolved = await desk.resolve_flags(
             state.sessions, exchange_id, flag_id=flag_id, resolution=resolution,  # type: ignore[arg-type]
-            note=note, by=by, at=datetime.now(UTC),
+            note=note, by=by, at=datetime.now(UTC), learning=state.learning,
         )
     except UnknownExchange as missing:
         return _html(message_page("No such exchange", str(missing)), status=404)
@@ -397,10 +400,11 @@ async def serve(settings: Settings, *, host: str, port: int, token: str | None) 
     logging.basicConfig(level=level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)  # the schema check's chatter is not news
-    async with open_log(settings.database_url_value()) as sessions, open_chunk_lookup(settings) as lookup:
+    async with open_log(settings.database_url_value()) as sessions, open_learning(settings) as learning:
+        lookup = learning.lookup
         if isinstance(lookup, IndexUnavailable):
             logger.warning("chunk text unavailable (%s): pages show the quotes as logged", lookup.reason)
-        runner = web.AppRunner(create_review_app(sessions, lookup, token=token))
+        runner = web.AppRunner(create_review_app(sessions, lookup, token=token, learning=learning))
         await runner.setup()
         try:
             site = web.TCPSite(runner, host, port)
