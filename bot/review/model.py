@@ -26,8 +26,8 @@ from enum import StrEnum
 from typing import Any
 
 from bot.review.lookup import IndexView
-from bot.review.suppressed import suppressed_line
 from bot.review.quotes import DEFAULT_CONTEXT_CHARS, Excerpt, excerpt, locate_quote
+from bot.review.suppressed import suppressed_line
 from retrieval.chunks import Chunk
 from retrieval.store import DocumentRecord
 from storage.records import CitationRecord, ExchangeRecord, FlagRecord, exchange_to_json

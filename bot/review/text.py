@@ -16,7 +16,6 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from bot.review.suppressed import suppressed_line
 from bot.review.formatting import (
     milliseconds,
     moment,
@@ -28,6 +27,7 @@ from bot.review.formatting import (
     score,
 )
 from bot.review.model import CitationView, ExchangeReview, VersionState
+from bot.review.suppressed import suppressed_line
 from storage.records import ChannelStats, DayStats, ExchangeSummary, FlagRecord, Metrics
 
 OUTCOME_STYLES = {"answered": "green", "no_support": "yellow", "error": "red", "pending": "dim"}
