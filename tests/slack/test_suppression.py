@@ -38,6 +38,10 @@ from tests.standins import SlackStandIn
 
 CHANNEL = "C0SUPPORT"
 PARAPHRASE = "How long is the account locked after five failed sign-in attempts?"
+# The same question in Russian, and another question about the same section: alike, not the same (cosine between
+# DEMOTE_SIMILARITY and SUPPRESS_SIMILARITY, see docs/benchmarks.md): the chunk is ranked lower, never hidden.
+IN_RUSSIAN = "Сколько длится блокировка аккаунта после 5 неудачных попыток входа?"
+NEIGHBOUR = "Can support shorten an account lock?"
 NUMBERS = ("one", "two", "three", "four", "five")
 
 
@@ -129,6 +133,10 @@ async def test_a_confirmed_bad_citation_is_not_quoted_again_until_its_document_h
         assert again.route["suppressed"] == [chunk_id], text
         assert chunk_id in {r.chunk_id for r in again.retrieved}, "the search still found it; the log keeps that"
         assert suppressed_line(again) == "1 citation suppressed by a lead's flag"
+    for text in (IN_RUSSIAN, NEIGHBOUR):
+        _, alike = await asked(bot, text)
+        assert alike.route["suppressed"] == [], text
+        assert alike.route["demoted"] == [chunk_id], text
     review = await desk.review_exchange(again, [], corpus.store)
     assert suppressed_line(review.exchange) == "1 citation suppressed by a lead's flag"
 
