@@ -195,7 +195,8 @@ async def ask_command(question: str, as_json: bool, channel: str | None) -> None
         fail("the question is empty", code=2)
     settings = load_settings()
     async with open_retrieval(settings) as r, open_storage(settings) as db:
-        payload, asked = await _ask(Question(question, channel), build_answer_deps(settings, r), db, "cli")
+        payload, asked = await _ask(Question(question, channel), build_answer_deps(settings, r, db.sessions), db,
+                              "cli")
     if as_json:
         click.echo(json.dumps(payload, ensure_ascii=False))
     else:
@@ -229,7 +230,7 @@ async def eval_command(questions_file: Path, out_file: Path) -> None:
     results: list[dict] = []
     rejected = 0
     async with open_retrieval(settings) as r, open_storage(settings) as db:
-        deps = build_answer_deps(settings, r)
+        deps = build_answer_deps(settings, r, db.sessions)
         with out_file.open("w", encoding="utf-8") as out:
             for question_id, question in questions:
                 payload, asked = await _ask(question, deps, db, "eval")

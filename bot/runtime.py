@@ -19,6 +19,7 @@ from bot.answer.evidence import load_models
 from bot.answer.prompts import load_prompts
 from bot.answer.query import CohereQueryRewriter
 from bot.answer.service import AnswerConfig, AnswerDeps
+from bot.answer.suppression_source import SuppressionSource
 from bot.settings import Settings
 from retrieval.embedders import Embedder
 from retrieval.embedders.cohere_embed import CohereEmbedder
@@ -97,14 +98,19 @@ async def open_retrieval(settings: Settings, *, create: bool = False, rebuild: b
         yield Retrieval(settings=settings, weaviate=handle, store=store, embedder=embedder, cohere=cohere_client)
 
 
-def build_answer_deps(settings: Settings, retrieval: Retrieval) -> AnswerDeps:
-    """The answer service's parts: local ones always, Cohere ones where the settings switch them on."""
+def build_answer_deps(settings: Settings, retrieval: Retrieval,
+                      sessions: async_sessionmaker[AsyncSession] | None = None) -> AnswerDeps:
+    """The answer service's parts: local ones always, Cohere ones where the settings switch them on; with the
+    exchange log's ``sessions``, the citations leads confirmed bad (read from it, cached)."""
     prompts = load_prompts()
     config = AnswerConfig(search=settings.search_config(), top_n=settings.answer_top_n,
-                          abstain_threshold=settings.abstain_threshold)
+                          abstain_threshold=settings.abstain_threshold,
+                          suppression=settings.suppression_thresholds())
     local = LocalReranker(sentence_weight=settings.sentence_weights())
+    suppressions = (SuppressionSource(sessions, max_age_s=settings.suppressions_refresh_s)
+                    if sessions is not None else None)
     deps = AnswerDeps(store=retrieval.store, embedder=retrieval.embedder, config=config, local_reranker=local,
-                      abstain_models=load_models())
+                      abstain_models=load_models(), suppressions=suppressions)
     client = retrieval.cohere
     if client is not None:
         timeout = settings.cohere_timeout_s

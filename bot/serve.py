@@ -202,7 +202,7 @@ async def serve(settings: Settings, *, host: str, port: int | None) -> None:
         await _check_token(client)
         retrieval = await stack.enter_async_context(open_retrieval(settings))
         storage = await stack.enter_async_context(open_storage(settings))
-        deps = SlackDeps(answer=build_answer_deps(settings, retrieval), sessions=storage.sessions,
+        deps = SlackDeps(answer=build_answer_deps(settings, retrieval, storage.sessions), sessions=storage.sessions,
                          journal=storage.journal, client=client, options=SlackOptions.from_settings(settings))
         healing = asyncio.create_task(heal_forever(retrieval.weaviate), name="store-heal")
         stack.push_async_callback(_cancelled, healing)  # before the store closes

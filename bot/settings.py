@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.answer.suppress import Thresholds
 from retrieval.chunking import ChunkingConfig
 from retrieval.search_config import SearchConfig, tuning_for
 from retrieval.weaviate_config import WeaviateConfig
@@ -82,6 +83,11 @@ class Settings(BaseSettings):
     rerank_sentence_weight_ja: float | None = Field(default=None, ge=0.0)
     rerank_sentence_weight_ru: float | None = Field(default=None, ge=0.0)
     abstain_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    # Citations leads confirmed bad: the query-vector cosine at which a question counts as the same (the chunk is
+    # not quoted) or as similar (it ranks last), measured in docs/benchmarks.md; how often the bot rereads them.
+    suppress_similarity: float = Field(default=Thresholds().suppress, ge=-1.0, le=1.0)
+    demote_similarity: float = Field(default=Thresholds().demote, ge=-1.0, le=1.0)
+    suppressions_refresh_s: float = Field(default=60.0, gt=0.0)
 
     # Ingestion limits and chunking.
     chunk_max_chars: int = Field(default=1200, ge=200, le=4000)
@@ -184,6 +190,9 @@ class Settings(BaseSettings):
             version=WEAVIATE_VERSION,
             startup_timeout_s=self.weaviate_startup_timeout_s,
         )
+
+    def suppression_thresholds(self) -> Thresholds:
+        return Thresholds(suppress=self.suppress_similarity, demote=self.demote_similarity)
 
     def search_config(self) -> SearchConfig:
         measured = tuning_for(self.embedder_name).alpha

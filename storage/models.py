@@ -223,3 +223,33 @@ class Feedback(Base):
     positive: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
+
+
+class Suppression(Base):
+    """A chunk a lead confirmed bad for one question: never quoted again for it, nor for a near-duplicate.
+
+    `lifted_at` is set when the flag is resolved otherwise later; a new version of the document clears it
+    without a write (its chunks have other ids and content hashes).
+    """
+
+    __tablename__ = "suppressions"
+    __table_args__ = (
+        UniqueConstraint("flag_id", "chunk_id"),
+        Index("ix_suppressions_chunk_id", "chunk_id"),
+        Index("ix_suppressions_lifted_at", "lifted_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(UUID_LENGTH), primary_key=True)
+    flag_id: Mapped[str] = mapped_column(String(UUID_LENGTH), ForeignKey("flags.id", ondelete="CASCADE"))
+    exchange_id: Mapped[str] = mapped_column(String(UUID_LENGTH), ForeignKey("exchanges.id", ondelete="CASCADE"))
+    chunk_id: Mapped[str] = mapped_column(String())
+    document_id: Mapped[str] = mapped_column(String())
+    version: Mapped[str | None] = mapped_column(String())
+    content_hash: Mapped[str | None] = mapped_column(String())
+    question: Mapped[str] = mapped_column(Text)
+    query: Mapped[str] = mapped_column(Text)
+    embedder: Mapped[str | None] = mapped_column(String())
+    query_vector: Mapped[list[float] | None] = mapped_column(JSON())
+    created_by: Mapped[str] = mapped_column(String())
+    created_at: Mapped[datetime]
+    lifted_at: Mapped[datetime | None]

@@ -283,3 +283,36 @@ def exchange_from_json(data: Mapping[str, Any]) -> ExchangeRecord:
     fields["retrieved"] = tuple(RetrievedRecord(**item) for item in fields.get("retrieved", ()))
     fields["citations"] = tuple(CitationRecord(**item) for item in fields.get("citations", ()))
     return ExchangeRecord(**fields)
+
+
+@dataclass(frozen=True, slots=True)
+class SuppressionRecord:
+    """A chunk a lead confirmed bad for one question, with the question's text and query vector.
+
+    `query_vector` is None when no embedder was at hand when the flag was resolved: then only the same
+    question (its text, normalised) is matched. `lifted_at` is set when the flag's verdict changed since.
+    """
+
+    id: str
+    flag_id: str
+    exchange_id: str
+    chunk_id: str
+    document_id: str
+    version: str | None
+    content_hash: str | None
+    question: str
+    query: str
+    embedder: str | None
+    query_vector: tuple[float, ...] | None
+    created_by: str
+    created_at: datetime
+    lifted_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        require_uuid("suppression id", self.id)
+        require_aware("created_at", self.created_at)
+        require_aware("lifted_at", self.lifted_at)
+        if self.query_vector is not None:
+            object.__setattr__(self, "query_vector", tuple(float(x) for x in self.query_vector))
+            if not all(math.isfinite(x) for x in self.query_vector):
+                raise ValueError(f"suppression {self.id}: the query vector holds a value that is not finite")

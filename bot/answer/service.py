@@ -24,6 +24,8 @@ from bot.answer.extractive import (
 )
 from bot.answer.query import CohereQueryRewriter, Turn, standalone_query
 from bot.answer.quotes import verify
+from bot.answer.suppress import Screened, Thresholds, screen
+from bot.answer.suppression_source import SuppressionSource
 from bot.answer.types import Answered, NoSupport, NoSupportReason, Outcome, Source
 from retrieval.chunks import ScoredChunk, SentenceHit
 from retrieval.embedders import Embedder
@@ -69,6 +71,7 @@ class AnswerConfig:
     abstain_threshold: float | None = None  # None: the shipped model's own threshold
     cohere_min_relevance: float = 0.02  # below this Cohere Rerank score the evidence is too weak
     extractive: ExtractiveConfig = field(default_factory=ExtractiveConfig)
+    suppression: Thresholds = field(default_factory=Thresholds)
 
 
 @dataclass
@@ -81,6 +84,7 @@ class AnswerDeps:
     reranker: Reranker | None = None  # Cohere Rerank, when configured
     composer: CohereComposer | None = None  # Cohere Chat, when configured
     rewriter: CohereQueryRewriter | None = None
+    suppressions: SuppressionSource | None = None  # citations leads confirmed bad (None: none applied)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +94,13 @@ class Route:
     composer: str
     prompt_version: str | None = None
     fallbacks: tuple[str, ...] = ()  # why a remote part was not used, e.g. "compose: http_500"
+    suppressed: tuple[str, ...] = ()  # chunk ids not quoted: a lead confirmed them bad for this question
+    demoted: tuple[str, ...] = ()  # chunk ids ranked last: confirmed bad for a similar question
 
     def to_json(self) -> dict[str, object]:
         return {"embedder": self.embedder, "reranker": self.reranker, "composer": self.composer,
-                "prompt_version": self.prompt_version, "fallbacks": list(self.fallbacks)}
+                "prompt_version": self.prompt_version, "fallbacks": list(self.fallbacks),
+                "suppressed": list(self.suppressed), "demoted": list(self.demoted)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,21 +135,25 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
     vector = await deps.embedder.embed_query(query)
     hits = await deps.store.search(query, vector, language=query_language, channels=question.visible_in,
                                    limit=config.search.limit, alpha=config.search.alpha_for(query_language))
+    screened = await _screen(deps, query, vector, hits)
+    candidates = list(screened.candidates)
     searched = time.perf_counter()
 
     sentences: list[SentenceHit] = []
-    if hits:
-        sentences = await deps.store.sentence_hits(vector, [h.chunk.chunk_id for h in hits], limit=config.sentence_limit)
+    if candidates:
+        sentences = await deps.store.sentence_hits(vector, [h.chunk.chunk_id for h in candidates],
+                                                   limit=config.sentence_limit)
     reranker_name = deps.local_reranker.name
     top: list[ScoredChunk] = []
-    if hits and deps.reranker is not None:
+    if candidates and deps.reranker is not None:
         try:
-            top = await deps.reranker.rerank(query, query_language, hits, sentences, config.top_n)
+            top = await deps.reranker.rerank(query, query_language, candidates, sentences, config.top_n)
             reranker_name = deps.reranker.name
         except RerankError as error:
             fallbacks.append(f"rerank: {error}")
-    if hits and not top:
-        top = await deps.local_reranker.rerank(query, query_language, hits, sentences, config.top_n)
+    if candidates and not top:
+        top = await deps.local_reranker.rerank(query, query_language, candidates, sentences, config.top_n)
+    top = screened.rank_lower(top)
     reranked = time.perf_counter()
 
     sources = tuple(Source(f"S{i + 1}", h.chunk, h.rank, h.score, h.rerank_score) for i, h in enumerate(top))
@@ -160,7 +171,7 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
     composed = time.perf_counter()
 
     verification = verify(draft, sources)
-    features = evidence(query, query_language, scored, [h.chunk.text for h in hits])
+    features = evidence(query, query_language, scored, [h.chunk.text for h in candidates])
     probability = None
     outcome: Outcome
     if not sources:
@@ -178,7 +189,8 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
             outcome = Answered(verification.claims, verification.rejected)
     verified = time.perf_counter()
 
-    route = Route(deps.embedder.name, reranker_name, composer_name, prompt_version, tuple(fallbacks))
+    route = Route(deps.embedder.name, reranker_name, composer_name, prompt_version, tuple(fallbacks),
+                  screened.suppressed, screened.demoted)
     timings = {
         "search": (searched - started) * 1000, "rerank": (reranked - searched) * 1000,
         "compose": (composed - reranked) * 1000, "verify": (verified - composed) * 1000,
@@ -186,6 +198,12 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
     }
     return AnswerResult(question, query, language, outcome, tuple(hits_with_rerank(hits, top)), sources,
                         tuple(scored), features, probability, route, timings)
+
+
+async def _screen(deps: AnswerDeps, query: str, vector: Sequence[float], hits: Sequence[ScoredChunk]) -> Screened:
+    """The hits without the chunks leads confirmed bad for this question, those for similar questions last."""
+    suppressions = await deps.suppressions.current() if deps.suppressions is not None else ()
+    return screen(hits, query, [float(x) for x in vector], deps.embedder.name, suppressions, deps.config.suppression)
 
 
 def _evidence_is_weak(deps: AnswerDeps, composer: str, remote_rerank: bool, language: str, thread: bool,

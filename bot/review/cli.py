@@ -40,7 +40,8 @@ from bot.review.lookup import IndexUnavailable
 from bot.review.model import flag_to_json, review_to_json
 from bot.review.queries import review_queue
 from bot.review.quotes import DEFAULT_CONTEXT_CHARS
-from bot.review.runtime import open_chunk_lookup, open_log
+from bot.review.runtime import open_chunk_lookup, open_learning, open_log
+from bot.review.suppressed import ChunkState, chunk_to_json, plural, suppression_to_json
 from bot.review.text import (
     breakdown_table,
     headline,
@@ -165,17 +166,93 @@ async def resolve_command(exchange_id: str, flag_id: str | None, resolution: str
     """Close an exchange's open flags (or one flag) with a verdict: confirmed_bad, not_a_problem, fixed_in_docs."""
     exchange_id = parse_exchange_id(exchange_id)
     flag = parse_flag_id(flag_id) if flag_id is not None else None
-    async with open_log(load_settings().database_url_value()) as sessions:
+    settings = load_settings()
+    async with open_log(settings.database_url_value()) as sessions, open_learning(settings) as learning:
         resolved = await desk.resolve_flags(
             sessions, exchange_id, flag_id=flag, resolution=resolution,  # type: ignore[arg-type]
-            note=note, by=by or _default_reviewer(), at=datetime.now(UTC),
+            note=note, by=by or _default_reviewer(), at=datetime.now(UTC), learning=learning,
         )
+        suppressed = await desk.suppressions_of(sessions, exchange_id)
     if as_json:
-        _echo_json({"exchange_id": exchange_id, "resolved": [flag_to_json(item) for item in resolved]})
+        _echo_json({"exchange_id": exchange_id, "resolved": [flag_to_json(item) for item in resolved],
+                    "suppressed": [suppression_to_json(item) for item in suppressed]})
         return
     for item in resolved:
         click.echo(f"resolved flag {item.id} on {item.label or 'the whole answer'} (flagged by {item.user_id}) as "
                    f"{resolution_label(item.resolution)}")
+    if suppressed:
+        click.echo(f"{plural(len(suppressed), 'citation')} suppressed for this question and near-duplicates: "
+                   + ", ".join(f"{item.document_id} (chunk {item.chunk_id})" for item in suppressed))
+
+
+# -- chunks ------------------------------------------------------------------------------------
+
+
+@review.command("chunks")
+@click.option("--min-questions", type=click.IntRange(1, 10_000), default=2, show_default=True,
+              help="List a chunk once leads confirmed it bad for this many different questions.")
+@click.option("--all", "everything", is_flag=True, help="Also chunks whose document has a new version since.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@_run
+async def chunks_command(min_questions: int, everything: bool, as_json: bool) -> None:
+    """Chunks leads confirmed bad for several different questions: what the documents' owners should fix."""
+    settings = load_settings()
+    async with open_log(settings.database_url_value()) as sessions, open_chunk_lookup(settings) as lookup:
+        found = await desk.suppressed_chunks(sessions, lookup, min_questions=min_questions)
+    shown = [c for c in found if everything or c.state is not ChunkState.CLEARED]
+    if as_json:
+        for chunk in shown:
+            _echo_json(chunk_to_json(chunk))
+        return
+    if not shown:
+        click.echo(f"no chunk confirmed bad for {plural(min_questions, 'different question')} or more")
+        return
+    for chunk in shown:
+        version = f" version {chunk.version}" if chunk.version else ""
+        click.echo(f"{chunk.document_id}{version}, chunk {chunk.chunk_id}: {chunk.state.value}, confirmed bad for "
+                   f"{plural(len(chunk.questions), 'question')}")
+        for question in chunk.questions:
+            click.echo(f"  - {question}")
+
+
+# -- recheck -----------------------------------------------------------------------------------
+
+
+@review.command("recheck")
+@click.option("--all-flagged", is_flag=True, help="Every question a lead's flag is on, not only resolved ones.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: a summary and each question's result.")
+@_run
+async def recheck_command(all_flagged: bool, as_json: bool) -> None:
+    """Ask again every question resolved fixed_in_docs or confirmed_bad (or every flagged one) against today's
+    index; exit 1 when a citation a lead confirmed bad comes back."""
+    from bot.answer.ask import Recorder  # the answer path only for this command
+    from bot.review.recheck import recheck, recheck_to_json
+    from bot.runtime import build_answer_deps, open_retrieval, open_storage
+
+    settings = load_settings()
+    async with open_log(settings.database_url_value()) as sessions, open_retrieval(settings) as retrieval, \
+            open_storage(settings) as storage:
+        deps = build_answer_deps(settings, retrieval, storage.sessions)
+        results = await recheck(sessions, deps, Recorder(storage.sessions, storage.journal), all_flagged=all_flagged)
+    came_back = [r for r in results if r.came_back]
+    summary = {"rechecked": len(results), "changed": sum(r.changed for r in results),
+               "still_cite_flagged": sum(bool(r.still_cites) for r in results),
+               "no_support": sum(r.no_support for r in results), "confirmed_bad_back": len(came_back)}
+    if as_json:
+        _echo_json(summary | {"results": [recheck_to_json(r) for r in results]})
+    else:
+        for r in results:
+            marks = [m for m, on in (("CONFIRMED BAD BACK", r.came_back), ("still cites the flagged chunk",
+                     bool(r.still_cites) and not r.came_back), ("now no support", r.no_support),
+                     ("changed", r.changed), ("unchanged", not r.changed)) if on]
+            click.echo(f"{r.before.id} [{', '.join(r.verdicts)}] {r.before.outcome} -> {r.after.outcome}: "
+                       f"{'; '.join(marks)}  ({r.before.question})")
+        click.echo(f"rechecked {plural(len(results), 'question')}: {summary['changed']} changed, "
+                   f"{summary['still_cite_flagged']} still cite a flagged chunk, {summary['no_support']} now no "
+                   f"support, {len(came_back)} confirmed-bad citations back")
+    if came_back:
+        fail(f"{plural(len(came_back), 'confirmed-bad citation')} came back: "
+             + ", ".join(r.before.id for r in came_back))
 
 
 # -- export --------------------------------------------------------------------------------------

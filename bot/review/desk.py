@@ -20,14 +20,17 @@ from bot.review.clustering import DEFAULT_THRESHOLD, cluster
 from bot.review.errors import NothingToResolve
 from bot.review.export import PriorTurn, eval_question
 from bot.review.gaps import GapsReport, build_topics, gap_question, in_order
+from bot.review.learning import Learning, learn
 from bot.review.lookup import DEFAULT_TIMEOUT_S, ChunkLookup, read_index
 from bot.review.model import ExchangeReview, build_review
 from bot.review.queries import review_queue
 from bot.review.quotes import DEFAULT_CONTEXT_CHARS
+from bot.review.suppressed import SuppressedChunk, by_chunk
 from storage.errors import UnknownExchange
 from storage.exchanges import exchange_exists, get_exchange, thread_turns, with_outcome
 from storage.flags import flags_for, resolve_flag
-from storage.records import ExchangeRecord, FlagRecord, Resolution
+from storage.records import ExchangeRecord, FlagRecord, Resolution, SuppressionRecord
+from storage.suppressions import for_exchanges, in_force
 
 Sessions = async_sessionmaker[AsyncSession]
 
@@ -74,15 +77,20 @@ async def resolve_flags(
     note: str | None,
     by: str,
     at: datetime,
+    learning: Learning | None = None,
 ) -> list[FlagRecord]:
     """Resolve one flag of the exchange, or (without `flag_id`) every open one; returns them resolved.
+
+    A `confirmed_bad` verdict is remembered for the question (`bot.review.learning`): its chunk is not quoted
+    again for it; `learning` says where the content hash and the query vector come from.
 
     An open flag is a lead's reaction still on the reply that nobody has resolved. A named flag may be resolved
     again (the new verdict replaces the old). Raises UnknownExchange, or NothingToResolve when the exchange has
     no open flag / the named flag is not one of its reactions.
     """
     async with sessions() as session:
-        if not await exchange_exists(session, exchange_id):
+        record = await get_exchange(session, exchange_id)
+        if record is None:
             raise UnknownExchange(f"no exchange with id {exchange_id!r}")
         flags = await flags_for(session, exchange_id)
     if flag_id is not None:
@@ -97,7 +105,23 @@ async def resolve_flags(
     for flag in targets:
         async with sessions() as session:
             resolved.append(await resolve_flag(session, flag.id, resolution=resolution, note=note, by=by, at=at))
+    await learn(sessions, record, resolved, learning or Learning(), at=at)
     return resolved
+
+
+async def suppressions_of(sessions: Sessions, exchange_id: str) -> list[SuppressionRecord]:
+    """The suppressions in force made from this exchange's flags."""
+    async with sessions() as session:
+        return [s for s in await for_exchanges(session, [exchange_id]) if s.lifted_at is None]
+
+
+async def suppressed_chunks(sessions: Sessions, lookup: ChunkLookup, *, min_questions: int = 1,
+                            timeout_s: float = DEFAULT_TIMEOUT_S) -> list[SuppressedChunk]:
+    """Chunks in force confirmed bad for at least ``min_questions`` different questions, with their state now."""
+    async with sessions() as session:
+        rows = await in_force(session)
+    index = await read_index(lookup, [], [row.document_id for row in rows], timeout_s=timeout_s)
+    return by_chunk(rows, index.current, min_questions=min_questions)
 
 
 async def export_questions(

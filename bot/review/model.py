@@ -27,6 +27,7 @@ from typing import Any
 
 from bot.review.lookup import IndexView
 from bot.review.quotes import DEFAULT_CONTEXT_CHARS, Excerpt, excerpt, locate_quote
+from bot.review.suppressed import suppressed_line
 from retrieval.chunks import Chunk
 from retrieval.store import DocumentRecord
 from storage.records import CitationRecord, ExchangeRecord, FlagRecord, exchange_to_json
@@ -168,6 +169,7 @@ def review_to_json(review: ExchangeReview) -> dict[str, Any]:
     data["chunk_text_unavailable"] = review.index_unavailable
     data["stale"] = review.stale
     data["removed"] = review.removed
+    data["suppressed_line"] = suppressed_line(review.exchange)
     return data
 
 

@@ -27,6 +27,7 @@ from bot.review.formatting import (
 )
 from bot.review.html_safe import Markup, esc, fmt, join
 from bot.review.model import CitationView, ExchangeReview, VersionState
+from bot.review.suppressed import suppressed_line
 from bot.review.text import route_text, timings_text
 from storage.records import (
     RESOLUTIONS,
@@ -291,6 +292,9 @@ def exchange_page(review: ExchangeReview, *, csrf: str, reviewer: str, notice: s
     if review.stale:
         banners.append(banner("A newer version of a cited document is indexed: the citations marked stale quote "
                                "an older version.", "warn"))
+    suppressed = suppressed_line(ex)
+    if suppressed is not None:
+        banners.append(banner(suppressed + ".", "warn"))
     if review.removed:
         banners.append(banner("A cited document has been removed from the index: the citations marked no longer "
                                "indexed quote a document the bot no longer answers from.", "warn"))

@@ -28,6 +28,7 @@ from bot.review.formatting import (
     score,
 )
 from bot.review.model import CitationView, ExchangeReview, VersionState
+from bot.review.suppressed import suppressed_line
 from storage.records import ChannelStats, DayStats, ExchangeSummary, FlagRecord, Metrics
 
 OUTCOME_STYLES = {"answered": "green", "no_support": "yellow", "error": "red", "pending": "dim"}
@@ -161,6 +162,9 @@ def review_lines(review: ExchangeReview, *, plain: bool) -> Group:
     for marked, line in ((review.stale, STALE_LINE), (review.removed, REMOVED_LINE)):
         if marked:
             parts.append(Text(line, style="bold red"))
+    suppressed = suppressed_line(ex)
+    if suppressed is not None:
+        parts.append(Text(suppressed, style="bold yellow"))
     parts.append(Text(f"\nClaims ({len(review.kept)} kept)", style="bold"))
     for view in review.kept:
         parts.extend(_citation_lines(view, plain=plain))

@@ -78,7 +78,8 @@ from bot.review.pages import (
     trends_page,
 )
 from bot.review.queries import review_queue
-from bot.review.runtime import open_chunk_lookup, open_log
+from bot.review.learning import Learning
+from bot.review.runtime import open_learning, open_log
 from bot.settings import Settings
 from retrieval.embedders.local import E5Embedder
 from storage.db import unavailable
@@ -110,6 +111,7 @@ class DeskState:
     token: str | None
     key: bytes
     embedder: desk.QuestionEmbedder | None = None
+    learning: Learning | None = None  # where a confirmed-bad verdict gets its content hash and query vector
 
 
 STATE = web.AppKey("review_desk", DeskState)
@@ -119,12 +121,12 @@ SESSION = web.RequestKey("review_session", str)  # this browser's session id (wh
 
 def create_review_app(
     session_factory: desk.Sessions, chunk_lookup: ChunkLookup, *, token: str | None,
-    embedder: desk.QuestionEmbedder | None = None,
+    embedder: desk.QuestionEmbedder | None = None, learning: Learning | None = None,
 ) -> web.Application:
     """The review desk's aiohttp app; with `token`, every page but /healthz and /login requires it."""
     app = web.Application(middlewares=[_security_headers, _database_errors, _authenticate, _browser_session])
     app[STATE] = DeskState(sessions=session_factory, lookup=chunk_lookup, token=token or None, key=new_key(),
-                           embedder=embedder)
+                           embedder=embedder, learning=learning)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/", queue)
     app.router.add_get("/exchanges/{exchange_id}", exchange)
@@ -272,7 +274,7 @@ async def resolve(request: web.Request) -> web.Response:
     try:
         resolved = await desk.resolve_flags(
             state.sessions, exchange_id, flag_id=flag_id, resolution=resolution,  # type: ignore[arg-type]
-            note=note, by=by, at=datetime.now(UTC),
+            note=note, by=by, at=datetime.now(UTC), learning=state.learning,
         )
     except UnknownExchange as missing:
         return _html(message_page("No such exchange", str(missing)), status=404)
@@ -423,11 +425,13 @@ async def serve(settings: Settings, *, host: str, port: int, token: str | None) 
     logging.basicConfig(level=level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)  # the schema check's chatter is not news
-    async with open_log(settings.database_url_value()) as sessions, open_chunk_lookup(settings) as lookup:
+    async with open_log(settings.database_url_value()) as sessions, open_learning(settings) as learning:
+        lookup = learning.lookup
         if isinstance(lookup, IndexUnavailable):
             logger.warning("chunk text unavailable (%s): pages show the quotes as logged", lookup.reason)
         embedder = E5Embedder()  # loads its model on the first /gaps request, in its own thread
-        runner = web.AppRunner(create_review_app(sessions, lookup, token=token, embedder=embedder))
+        runner = web.AppRunner(create_review_app(sessions, lookup, token=token, embedder=embedder,
+                                                 learning=learning))
         await runner.setup()
         try:
             site = web.TCPSite(runner, host, port)

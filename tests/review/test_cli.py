@@ -113,7 +113,8 @@ async def test_resolve_closes_the_open_flags_and_says_which(
     result = await run(review_env, "resolve", seeded.flagged.upper(), "--as", "confirmed_bad",
                        "--note", "30 days, not 10", "--by", "lead-ann", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == f"resolved flag {seeded.open_flag} on S1 (flagged by U-lead) as confirmed bad\n"
+    assert result.stdout == (f"resolved flag {seeded.open_flag} on S1 (flagged by U-lead) as confirmed bad\n"
+                             "1 citation suppressed for this question and near-duplicates: refund-policy (chunk chunk-1)\n")
     async with sqlite_log.sessions() as session:
         flag = next(f for f in await flags_for(session, seeded.flagged) if f.id == seeded.open_flag)
     assert (flag.resolution, flag.resolution_note, flag.resolved_by) == ("confirmed_bad", "30 days, not 10", "lead-ann")
@@ -126,6 +127,23 @@ async def test_resolve_closes_the_open_flags_and_says_which(
                       "--json", cwd=tmp_path)
     resolved = json.loads(named.stdout)["resolved"]
     assert [(f["id"], f["resolution"]) for f in resolved] == [(seeded.open_flag, "fixed_in_docs")]
+    assert json.loads(named.stdout)["suppressed"] == [], "a verdict other than confirmed_bad lifts the suppression"
+
+
+async def test_chunks_lists_what_leads_confirmed_bad_for_the_documents_owners(
+    review_env: dict[str, str], seeded: Seeded, tmp_path: Path
+) -> None:
+    resolved = await run(review_env, "resolve", seeded.flagged, "--as", "confirmed_bad", "--json", cwd=tmp_path)
+    (suppressed,) = json.loads(resolved.stdout)["suppressed"]
+    assert (suppressed["chunk_id"], suppressed["has_vector"]) == ("chunk-1", True), "the index is down: e5 alone"
+
+    listed = await run(review_env, "chunks", "--min-questions", "1", "--json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    (row,) = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert (row["chunk_id"], row["document_id"], row["state"]) == ("chunk-1", "refund-policy", "unknown")
+    assert row["questions"] == [suppressed["question"]]
+    many = await run(review_env, "chunks", cwd=tmp_path)
+    assert many.stdout == "no chunk confirmed bad for 2 different questions or more\n"
 
 
 async def test_export_writes_flagged_exchanges_as_eval_questions(

@@ -16,9 +16,10 @@ from bot.review.web import create_review_app
 from retrieval.chunks import Chunk
 from retrieval.store import DocumentRecord
 from storage.db import create_engine, create_session_factory
+from storage.exchanges import record_exchange
 from storage.flags import add_flag, flags_for
 from tests.review.seed import Seeded, seed_log
-from tests.storage.builders import at
+from tests.storage.builders import at, exchange
 from tests.storage.database import Database
 
 HOSTILE = "<script>alert('pwned')</script> How long do I have to request a refund?"
@@ -297,3 +298,13 @@ async def test_resolve_all_closes_every_open_flag_of_the_exchange(sqlite_log: Da
     assert {(f.user_id, f.resolution, f.resolved_by) for f in flags} == {
         ("U-lead", "fixed_in_docs", "review desk"), ("U-lead-2", "fixed_in_docs", "review desk"),
         ("U-member", None, None)}
+
+
+async def test_exchange_page_says_how_many_citations_a_leads_flag_suppressed(sqlite_log: Database) -> None:
+    record = exchange(route={"embedder": "e5", "reranker": "local", "composer": "extractive",
+                             "suppressed": ["chunk-7"], "demoted": []})
+    async with sqlite_log.sessions() as session:
+        await record_exchange(session, record)
+    async with desk_client(sqlite_log) as client:
+        page = await (await client.get(f"/exchanges/{record.id}")).text()
+    assert '<p class="banner warn" role="status">1 citation suppressed by a lead&#x27;s flag.</p>' in page
