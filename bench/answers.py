@@ -31,9 +31,23 @@ import numpy as np
 
 from bench import data
 from bench.answering import Judged, dataset_store, run_questions
-from bench.common import CACHE, CachedEmbedder, bench_weaviate_config, machine_line, table, write_section
+from bench.common import (
+    CACHE,
+    CachedEmbedder,
+    bench_weaviate_config,
+    machine_line,
+    table,
+    write_section,
+)
 from bench.metrics import auroc, percentile
-from bot.answer.evidence import FEATURES, MODEL_PATH, AbstainModel, AbstainModels, evidence, load_models
+from bot.answer.evidence import (
+    FEATURES,
+    MODEL_PATH,
+    AbstainModel,
+    AbstainModels,
+    evidence,
+    load_models,
+)
 from bot.answer.query import Turn, standalone_query
 from bot.answer.service import AnswerConfig, AnswerDeps
 from bot.answer.types import Answered

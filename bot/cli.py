@@ -20,7 +20,13 @@ from bot.answer.query import Turn
 from bot.answer.render import citations, error_json, to_json
 from bot.answer.service import AnswerDeps, AnswerResult, Question
 from bot.cli_sources import documents, sync_command
-from bot.cli_support import async_command, fail, load_settings, outcome_printer, read_jsonl
+from bot.cli_support import (
+    async_command,
+    fail,
+    load_settings,
+    outcome_printer,
+    read_jsonl,
+)
 from bot.db_cli import db
 from bot.review.cli import review
 from bot.runtime import Storage, build_answer_deps, open_retrieval, open_storage

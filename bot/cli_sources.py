@@ -13,7 +13,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from bot.cli_support import PLAIN_WIDTH, async_command, load_settings, outcome_printer, print_failure
+from bot.cli_support import (
+    PLAIN_WIDTH,
+    async_command,
+    load_settings,
+    outcome_printer,
+    print_failure,
+)
 from bot.runtime import open_retrieval
 from retrieval.errors import RetrievalError
 from retrieval.ingest import IngestLimits

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import signal
@@ -26,8 +25,8 @@ from typing import Literal
 import aiohttp
 import click
 from aiohttp import web
-from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from pydantic import SecretStr
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.cli_support import fail, load_settings
@@ -35,6 +34,7 @@ from bot.log_format import configure_logging
 from bot.runtime import build_answer_deps, open_retrieval, open_storage, replay_journal
 from bot.settings import Settings
 from bot.slack.app import create_app
+from bot.slack.concurrency import cancel_and_wait
 from bot.slack.deps import (
     SLACK_ERRORS,
     SlackDeps,
@@ -121,9 +121,7 @@ async def running_bot(settings: Settings, deps: SlackDeps, *, host: str = "0.0.0
     finally:
         state.draining = True
         if sweeping is not None:
-            sweeping.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeping
+            await cancel_and_wait(sweeping)
         if socket is not None:
             await socket.close_async()  # no new events; Slack sends them to another connection
         await runner.cleanup()  # no new requests; waits for /api/ask requests in progress
@@ -131,9 +129,7 @@ async def running_bot(settings: Settings, deps: SlackDeps, *, host: str = "0.0.0
         left = await deps.in_flight.drain(drain_timeout_s)
         if left:
             log.error("shutting down with %d answers still running after %.0f s", left, drain_timeout_s)
-        replay.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await replay
+        await cancel_and_wait(replay)
         await replay_journal(deps.journal, deps.sessions)
 
 
@@ -205,7 +201,7 @@ async def serve(settings: Settings, *, host: str, port: int | None) -> None:
         deps = SlackDeps(answer=build_answer_deps(settings, retrieval, storage.sessions), sessions=storage.sessions,
                          journal=storage.journal, client=client, options=SlackOptions.from_settings(settings))
         healing = asyncio.create_task(heal_forever(retrieval.weaviate), name="store-heal")
-        stack.push_async_callback(_cancelled, healing)  # before the store closes
+        stack.push_async_callback(cancel_and_wait, healing)  # before the store closes
         freeze_startup_objects()
         async with running_bot(settings, deps, host=host, port=port) as bot:
             log.info("Verbatim is serving on %s (%s mode; Weaviate: %s)", bot.url,
@@ -213,12 +209,6 @@ async def serve(settings: Settings, *, host: str, port: int | None) -> None:
             await stop.wait()
             log.info("stopping; answers in flight: %d", len(deps.in_flight))
     log.info("stopped")
-
-
-async def _cancelled(task: asyncio.Task[None]) -> None:
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
 
 
 async def _check_token(client: AsyncWebClient) -> None:

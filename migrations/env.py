@@ -34,7 +34,9 @@ def database_url() -> str:
     url = context.get_x_argument(as_dictionary=True).get("url") or config.get_main_option("sqlalchemy.url")
     if url:
         return url
-    from bot.settings import Settings  # only when no URL was given: storage itself never imports bot
+    from bot.settings import (
+        Settings,  # only when no URL was given: storage itself never imports bot
+    )
 
     return Settings().database_url_value()
 

@@ -280,7 +280,7 @@ def _holder(port: int) -> str:
     return "another program"
 
 
-def _free_ports(count: int, *, consecutive: bool = False) -> list[int]:
+def free_ports(count: int, *, consecutive: bool = False) -> list[int]:
     """``count`` ports free now (held together while chosen, so distinct); ``consecutive``: n, n+1, …"""
     for _ in range(100):
         with contextlib.ExitStack() as held:
@@ -307,7 +307,7 @@ def _ports_to_start_on(config: WeaviateConfig, previous: ServerRecord | None) ->
     for port, grpc_port in wanted:
         if port != grpc_port and _port_free(port) and _port_free(grpc_port):
             return port, grpc_port
-    port, grpc_port = _free_ports(2)
+    port, grpc_port = free_ports(2)
     configured = (("WEAVIATE_EMBEDDED_PORT", config.port), ("WEAVIATE_EMBEDDED_GRPC_PORT", config.grpc_port))
     held = [f"{name} {value} is held by {_holder(value)}" for name, value in configured if not _port_free(value)]
     log.warning("%s: starting this home's Weaviate Embedded on 127.0.0.1:%d (gRPC %d) instead, recorded in %s",
@@ -428,8 +428,8 @@ def _client_log_to(path: Path) -> Iterator[None]:
 
 def _server_environment(config: WeaviateConfig, key: str, node: str, grpc_port: int) -> dict[str, str]:
     """What the server runs with: ours overrides anything inherited (a stray GRPC_PORT must not move it)."""
-    gossip_port, data_port = _free_ports(2, consecutive=True)  # Weaviate needs data = gossip + 1
-    raft_port, raft_rpc_port = _free_ports(2, consecutive=True)  # and, on localhost, Raft RPC = Raft + 1
+    gossip_port, data_port = free_ports(2, consecutive=True)  # Weaviate needs data = gossip + 1
+    raft_port, raft_rpc_port = free_ports(2, consecutive=True)  # and, on localhost, Raft RPC = Raft + 1
     return os.environ | _EMBEDDED_ENV | {
         "PERSISTENCE_DATA_PATH": str(config.data_dir),
         "QUERY_DEFAULTS_LIMIT": "20",
@@ -437,7 +437,7 @@ def _server_environment(config: WeaviateConfig, key: str, node: str, grpc_port: 
         "CLUSTER_IN_LOCALHOST": "true",
         "CLUSTER_GOSSIP_BIND_PORT": str(gossip_port),
         "CLUSTER_DATA_BIND_PORT": str(data_port),
-        "PROFILING_PORT": str(_free_ports(1)[0]),
+        "PROFILING_PORT": str(free_ports(1)[0]),
         # One node that keeps its name whatever its ports (``home_node_name``), and bootstraps Raft alone.
         "CLUSTER_HOSTNAME": node,
         "RAFT_BOOTSTRAP_EXPECT": "1",

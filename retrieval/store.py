@@ -42,8 +42,8 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 from weaviate.classes.config import (
-    ConsistencyLevel,
     Configure,
+    ConsistencyLevel,
     DataType,
     Property,
     ReplicationDeletionStrategy,

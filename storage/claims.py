@@ -125,7 +125,8 @@ async def left_behind(session: AsyncSession, *, now: datetime, owner_gone: Owner
         .limit(limit)
     )
     rows = (await session.scalars(statement)).all()
-    return [to_record(row, children=False) for row in rows if _takeable(row, now, owner_gone)]
+    return [to_record(row, children=False) for row in rows
+            if _takeable(row.claimed_by, row.lease_until, now, owner_gone)]
 
 
 async def pending_count(session: AsyncSession) -> int:
@@ -134,12 +135,11 @@ async def pending_count(session: AsyncSession) -> int:
                or 0)
 
 
-def _takeable(row: Exchange, now: datetime, owner_gone: OwnerGone) -> bool:
-    if row.outcome != "pending":
-        return False
-    if row.lease_until is None or row.claimed_by is None or row.lease_until <= now:
+def _takeable(owner: str | None, lease_until: datetime | None, now: datetime, owner_gone: OwnerGone) -> bool:
+    """A pending claim nobody answers: no lease, a lease run out, or an owner known to be gone."""
+    if lease_until is None or owner is None or lease_until <= now:
         return True
-    return owner_gone(row.claimed_by)
+    return owner_gone(owner)
 
 
 async def _take_over(session: AsyncSession, which: ColumnElement[bool], lease: Lease,
@@ -151,8 +151,7 @@ async def _take_over(session: AsyncSession, which: ColumnElement[bool], lease: L
     await session.rollback()  # end the read; the swap below decides
     if row is None or row.outcome != "pending":
         return None
-    probe = Exchange(outcome=row.outcome, claimed_by=row.claimed_by, lease_until=row.lease_until)
-    if row.claimed_by == lease.owner or not _takeable(probe, lease.now, owner_gone):
+    if row.claimed_by == lease.owner or not _takeable(row.claimed_by, row.lease_until, lease.now, owner_gone):
         return None
     swapped = await session.execute(
         update(Exchange)

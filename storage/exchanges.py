@@ -280,9 +280,6 @@ def _citation_rows(record: ExchangeRecord) -> list[Citation]:
 
 def to_record(row: Exchange, *, children: bool = True) -> ExchangeRecord:
     """The frozen record of a row; ``children=False`` for a row loaded without its chunks and citations."""
-    if not children:
-        return ExchangeRecord(id=row.id, event_id=row.event_id, timings_ms=dict(row.timings_ms),
-                              route=dict(row.route), **{name: getattr(row, name) for name in EXCHANGE_FIELDS})
     return ExchangeRecord(
         id=row.id,
         event_id=row.event_id,
@@ -293,7 +290,7 @@ def to_record(row: Exchange, *, children: bool = True) -> ExchangeRecord:
                 rank=chunk.rank, chunk_id=chunk.chunk_id, document_id=chunk.document_id, version=chunk.version,
                 title=chunk.title, search_score=chunk.search_score, rerank_score=chunk.rerank_score,
             )
-            for chunk in row.retrieved
+            for chunk in (row.retrieved if children else ())
         ),
         citations=tuple(
             CitationRecord(
@@ -301,7 +298,7 @@ def to_record(row: Exchange, *, children: bool = True) -> ExchangeRecord:
                 document_id=c.document_id, chunk_id=c.chunk_id, kept=c.kept, version=c.version, title=c.title,
                 section=c.section, page=c.page, url=c.url, rejection_reason=c.rejection_reason,
             )
-            for c in row.citations
+            for c in (row.citations if children else ())
         ),
         **{name: getattr(row, name) for name in EXCHANGE_FIELDS},
     )

@@ -13,30 +13,16 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from retrieval.embedded_home import free_ports
 from tests.conftest import free_port
 
 NODES = 3
-
-
-def _free_pair() -> int:
-    """A free port whose successor is free too (Weaviate wants data = gossip + 1, Raft RPC = Raft + 1)."""
-    while True:
-        with socket.socket() as first:
-            first.bind(("127.0.0.1", 0))
-            port = int(first.getsockname()[1])
-            try:
-                with socket.socket() as second:
-                    second.bind(("127.0.0.1", port + 1))
-                    return port
-            except OSError:
-                continue
 
 
 @dataclass
@@ -68,7 +54,7 @@ class Cluster:
     def __post_init__(self) -> None:
         for index in range(NODES):
             self.nodes.append(Node(f"node{index + 1}", self.folder / f"node{index + 1}", free_port(), free_port(),
-                                   _free_pair(), _free_pair()))
+                                   free_ports(2, consecutive=True)[0], free_ports(2, consecutive=True)[0]))
 
     def _environment(self, node: Node) -> dict[str, str]:
         first = self.nodes[0]

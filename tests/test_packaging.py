@@ -13,8 +13,8 @@ import ast
 import asyncio
 import json
 import os
-import shutil
 import re
+import shutil
 import subprocess
 import sys
 import tomllib

@@ -203,6 +203,8 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
 async def _screen(deps: AnswerDeps, query: str, vector: Sequence[float], hits: Sequence[ScoredChunk]) -> Screened:
     """The hits without the chunks leads confirmed bad for this question, those for similar questions last."""
     suppressions = await deps.suppressions.current() if deps.suppressions is not None else ()
+    if not suppressions:  # the usual case: no list of 384 floats built per question
+        return Screened(tuple(hits), ())
     return screen(hits, query, [float(x) for x in vector], deps.embedder.name, suppressions, deps.config.suppression)
 
 

@@ -344,7 +344,9 @@ async def stats_command(since: str, by: str, channel: str | None, as_json: bool)
 @_run
 async def gaps_command(since: str, channel: str | None, as_json: bool) -> None:
     """What the documents are missing: no-support questions grouped into topics, most people first."""
-    from retrieval.embedders.local import E5Embedder  # the model loads only for this command
+    from retrieval.embedders.local import (
+        E5Embedder,  # the model loads only for this command
+    )
 
     now = datetime.now(UTC)
     start = parse_since(since, now)

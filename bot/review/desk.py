@@ -27,7 +27,7 @@ from bot.review.queries import review_queue
 from bot.review.quotes import DEFAULT_CONTEXT_CHARS
 from bot.review.suppressed import SuppressedChunk, by_chunk
 from storage.errors import UnknownExchange
-from storage.exchanges import exchange_exists, get_exchange, thread_turns, with_outcome
+from storage.exchanges import get_exchange, thread_turns, with_outcome
 from storage.flags import flags_for, resolve_flag
 from storage.records import ExchangeRecord, FlagRecord, Resolution, SuppressionRecord
 from storage.suppressions import for_exchanges, in_force

@@ -20,7 +20,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.review.topic_terms import LABEL_TERMS, Term, question_terms, telling_terms, topic_label
+from bot.review.topic_terms import (
+    LABEL_TERMS,
+    Term,
+    question_terms,
+    telling_terms,
+    topic_label,
+)
 from storage.records import ExchangeRecord
 
 EXAMPLES = 3

@@ -11,6 +11,7 @@ from bot.review.gaps_text import trend_text
 from bot.review.html_safe import Markup, fmt, join
 from bot.review.pages import banner, page
 
+
 def topic_card(number: int, topic: Topic) -> Markup:
     examples = join(fmt('<li class="example">{text}</li>', text=one_line(text, 240)) for text in topic.examples)
     fragments = join(

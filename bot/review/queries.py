@@ -12,7 +12,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from storage.exchanges import list_exchanges
 from storage.records import ExchangeSummary
 
-
 # A pending exchange older than this is stuck: the running instances' sweep answers a left-behind one within a
 # lease (30 s by default), so a question still pending after 10 minutes needs a person to look.
 STUCK_AFTER = timedelta(minutes=10)

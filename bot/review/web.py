@@ -68,6 +68,7 @@ from bot.review.formatting import (
 )
 from bot.review.gaps_page import gaps_page
 from bot.review.html_safe import Markup
+from bot.review.learning import Learning
 from bot.review.lookup import ChunkLookup, IndexUnavailable
 from bot.review.pages import (
     QueueFilters,
@@ -78,7 +79,6 @@ from bot.review.pages import (
     trends_page,
 )
 from bot.review.queries import review_queue
-from bot.review.learning import Learning
 from bot.review.runtime import open_learning, open_log
 from bot.settings import Settings
 from retrieval.embedders.local import E5Embedder

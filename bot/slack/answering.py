@@ -48,6 +48,7 @@ from bot.slack.blocks import (
     help_message,
     missed_message,
 )
+from bot.slack.concurrency import cancel_and_wait
 from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
 from bot.slack.events import Mention
 from bot.slack.messages import slack_wording_for
@@ -208,9 +209,7 @@ async def _lease_kept(claim: Claim | None, deps: SlackDeps) -> AsyncIterator[Non
     try:
         yield
     finally:
-        renewing.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await renewing
+        await cancel_and_wait(renewing)
 
 
 async def _renew_forever(claim: Claim, deps: SlackDeps) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import contextlib
 import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -87,6 +88,13 @@ class ChannelOrder:
         if first.ready:  # the earliest question is ready: its turn. If it is not, everyone waits for it.
             lane.running = first
             first.go.set()
+
+
+async def cancel_and_wait(task: asyncio.Task[object]) -> None:
+    """Stop a background task (a lease renewal, a sweep, a loop) and wait until it has stopped."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 class InFlight:

@@ -28,7 +28,12 @@ from bot.settings import Settings
 from bot.slack.concurrency import ChannelOrder, InFlight
 from bot.slack.errors import SLACK_ERRORS, slack_error
 from bot.slack.seen import Seen
-from bot.slack.visibility import Clock, DmVisibility, PrivateVisibility, parse_dm_visibility
+from bot.slack.visibility import (
+    Clock,
+    DmVisibility,
+    PrivateVisibility,
+    parse_dm_visibility,
+)
 from storage.journal import Journal
 
 log = logging.getLogger(__name__)

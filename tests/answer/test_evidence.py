@@ -8,7 +8,15 @@ from dataclasses import replace
 
 import pytest
 
-from bot.answer.evidence import FEATURES, AbstainModel, AbstainModels, Evidence, asked_kind, evidence, load_models
+from bot.answer.evidence import (
+    FEATURES,
+    AbstainModel,
+    AbstainModels,
+    Evidence,
+    asked_kind,
+    evidence,
+    load_models,
+)
 from bot.answer.extractive import ScoredSentence
 from bot.answer.types import Source
 from retrieval.sentences import split_sentences

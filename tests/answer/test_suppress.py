@@ -9,7 +9,13 @@ import sys
 
 import pytest
 
-from bot.answer.suppress import Effect, Suppression, Thresholds, normalize_question, screen
+from bot.answer.suppress import (
+    Effect,
+    Suppression,
+    Thresholds,
+    normalize_question,
+    screen,
+)
 from retrieval.chunks import ScoredChunk
 from tests.answer.builders import chunk
 

@@ -6,7 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.review.gaps import GapQuestion, build_topics, in_order, nearest_fragments, topic_to_json, trend
+from bot.review.gaps import (
+    GapQuestion,
+    build_topics,
+    in_order,
+    nearest_fragments,
+    topic_to_json,
+    trend,
+)
 
 NOW = datetime(2026, 3, 30, 12, 0, tzinfo=UTC)
 

@@ -18,7 +18,14 @@ from prometheus_client.parser import text_string_to_metric_families
 from bot.answer.service import AnswerDeps
 from bot.log_format import configure_logging
 from bot.slack.http import ServerState, web_application
-from tests.slack.harness import METRICS_TOKEN, QUESTION, Bot, Database, bot_settings, started_bot
+from tests.slack.harness import (
+    METRICS_TOKEN,
+    QUESTION,
+    Bot,
+    Database,
+    bot_settings,
+    started_bot,
+)
 from tests.standins import SlackStandIn
 from tests.standins._common import serve
 

@@ -11,7 +11,16 @@ import pytest
 from bot.answer.service import AnswerDeps
 from bot.slack.messages import SLACK_WORDING
 from storage.records import ExchangeRecord
-from tests.slack.harness import ANSWER, FOLLOW_UP, QUESTION, TOPIC, Bot, Database, bot_settings, started_bot
+from tests.slack.harness import (
+    ANSWER,
+    FOLLOW_UP,
+    QUESTION,
+    TOPIC,
+    Bot,
+    Database,
+    bot_settings,
+    started_bot,
+)
 from tests.slack.test_conversation import quotes_in
 from tests.standins import SlackStandIn
 

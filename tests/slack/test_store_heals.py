@@ -15,11 +15,9 @@ from pathlib import Path
 
 import aiohttp
 
-from storage.db import create_engine, create_session_factory
-from storage.exchanges import list_exchanges
 from tests.conftest import DEMO_CORPUS, free_port
 from tests.slack.harness import ANSWER, QUESTION
-from tests.slack.test_crash_recovery import bot_process
+from tests.slack.test_crash_recovery import bot_process, exchanges_in
 from tests.slack.test_process import wait_healthy
 from tests.standins import SlackStandIn
 
@@ -73,12 +71,7 @@ async def test_a_killed_embedded_store_gets_an_error_reply_then_heals_without_a_
             bot.send_signal(signal.SIGTERM)
             await asyncio.to_thread(bot.wait, 60)
 
-    engine = create_engine(f"sqlite+aiosqlite:///{home / 'verbatim.sqlite3'}")
-    try:
-        async with create_session_factory(engine)() as session:
-            exchanges = {e.reply_ts: e for e in await list_exchanges(session)}
-    finally:
-        await engine.dispose()
+    exchanges = {e.reply_ts: e for e in await exchanges_in(f"sqlite+aiosqlite:///{home / 'verbatim.sqlite3'}")}
     log = (tmp_path / "bot.log").read_text(encoding="utf-8", errors="replace")
 
     assert ANSWER not in str(error_reply["blocks"])

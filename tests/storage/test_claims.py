@@ -6,7 +6,14 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from storage.claims import Claim, Lease, claim_event, left_behind, renew_lease, take_over
+from storage.claims import (
+    Claim,
+    Lease,
+    claim_event,
+    left_behind,
+    renew_lease,
+    take_over,
+)
 from storage.db import create_engine, create_session_factory
 from storage.exchanges import get_exchange, record_exchange
 from tests.storage.builders import T0, at, exchange, lease

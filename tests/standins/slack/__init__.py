@@ -88,7 +88,6 @@ What the SDKs do against it (slack-bolt 1.30, slack_sdk 3.47), pinned by ``tests
 from __future__ import annotations
 
 import asyncio
-
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 
