@@ -35,9 +35,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import uuid
 from collections.abc import Awaitable, Collection, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -59,6 +61,7 @@ from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateBaseError
 from retrieval.chunks import Chunk, ScoredChunk, SentenceHit, SentenceSpan, body_text
 from retrieval.errors import RetrievalError, first_line
 from retrieval.stemming import stem_text
+from retrieval.transient import RETRY_DELAYS_S, is_transient, retrying
 
 SCHEMA_VERSION = 3  # 2: sentence vectors; 3: stemmed BM25 field
 EVERYONE = "*"
@@ -73,6 +76,8 @@ _SOURCE_PATH_PROPERTY = Property(name="source_path", data_type=DataType.TEXT, to
                                  index_searchable=False)
 _REGISTRY_NAMESPACE = uuid.UUID("0b5e3c2a-63a4-4f0e-9a57-2d0e6f1c8b44")
 _SENTENCE_NAMESPACE = uuid.UUID("9f1d2c7e-0a4b-4c3d-8e5f-6a7b8c9d0e1f")
+
+log = logging.getLogger(__name__)
 
 
 T = TypeVar("T")
@@ -439,12 +444,12 @@ class ChunkStore:
             if not objects:
                 continue
             try:
-                result = await collection.data.insert_many(objects)
+                errors = await _insert(collection, objects)
             except WeaviateBaseError as error:
                 message = f"Weaviate rejected the batch: {first_line(error)}"
                 return [ReplaceOutcome(record.document_id, message) for record, _ in documents]
-            for index, err in result.errors.items():
-                failed.setdefault(owner[index], f"Weaviate rejected a {what} of this document: {err.message}")
+            for index, message in errors.items():
+                failed.setdefault(owner[index], f"Weaviate rejected a {what} of this document: {message}")
 
         ok = [record for i, (record, _) in enumerate(documents) if i not in failed]
         bad = [record for i, (record, _) in enumerate(documents) if i in failed]
@@ -469,12 +474,12 @@ class ChunkStore:
                     & (hash_filter.equal(record.content_hash) if same_hash else hash_filter.not_equal(record.content_hash))
                 )
             for collection in (self._chunks, self._sentences):
-                result = await collection.data.delete_many(where=Filter.any_of(clauses))
+                result = await _delete_many(collection, Filter.any_of(clauses))
                 if result.failed:
                     raise StoreError(f"Weaviate failed to delete {result.failed} old objects; run the ingest again")
 
     async def _write_registry(self, records: Sequence[DocumentRecord], chunk_counts: dict[str, int]) -> None:
-        result = await self._registry.data.insert_many([
+        errors = await _insert(self._registry, [
             DataObject(
                 uuid=registry_uuid(r.document_id),
                 properties={"document_id": r.document_id, "content_hash": r.content_hash, "version": r.version,
@@ -483,9 +488,8 @@ class ChunkStore:
             )
             for r in records
         ])
-        if result.has_errors:
-            first = next(iter(result.errors.values()))
-            raise StoreError(f"Weaviate rejected the document registry update: {first.message}")
+        if errors:
+            raise StoreError(f"Weaviate rejected the document registry update: {next(iter(errors.values()))}")
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -594,11 +598,39 @@ class ChunkStore:
 async def _delete_all(collection: CollectionAsync, where: Any) -> None:
     """Delete every object matching ``where``: one call deletes at most the server's query limit, so repeat."""
     while True:
-        result = await collection.data.delete_many(where=where)
+        result = await _delete_many(collection, where)
         if result.failed:
             raise StoreError(f"Weaviate failed to delete {result.failed} objects of '{collection.name}'; run it again")
         if not result.matches:
             return
+
+
+async def _insert(collection: CollectionAsync, objects: Sequence[DataObject[dict[str, Any], None]],
+                  delays: Sequence[float] = RETRY_DELAYS_S) -> dict[int, str]:
+    """Insert ``objects``; the error of each one Weaviate rejects, by index, once transient rejections have been
+    retried (a write's UUIDs are content-derived, so inserting an object again is harmless)."""
+    pending = list(range(len(objects)))
+    rejected: dict[int, str] = {}
+    for delay in (*delays, None):
+        batch = [objects[i] for i in pending]
+        result = await retrying(partial(collection.data.insert_many, batch), f"write to '{collection.name}'")
+        again = []
+        for index, err in result.errors.items():
+            if delay is not None and is_transient(err.message):
+                again.append(pending[index])
+            else:
+                rejected[pending[index]] = err.message
+        if not again:
+            break
+        log.warning("Weaviate failed to write %d objects to '%s' (retrying in %.1f s): %s", len(again),
+                    collection.name, delay, next(iter(result.errors.values())).message[:300])
+        await asyncio.sleep(delay or 0.0)
+        pending = again
+    return rejected
+
+
+async def _delete_many(collection: CollectionAsync, where: Any) -> Any:
+    return await retrying(lambda: collection.data.delete_many(where=where), f"delete from '{collection.name}'")
 
 
 def _record_from_properties(p: dict[str, Any]) -> DocumentRecord:

@@ -129,6 +129,16 @@ class Cluster:
             raise AssertionError(f"Weaviate nodes {[n.name for n in pending]} not ready within {timeout:.0f} s; "
                                  f"see {self.folder}/*.log")
 
+    def leader(self) -> Node:
+        """The node that now leads the schema's Raft group: the hardest one to lose."""
+        first = next(n for n in self.nodes if n.process is not None)
+        request = urllib.request.Request(f"{first.url}/v1/cluster/statistics",
+                                         headers={"Authorization": f"Bearer {self.key}"})
+        with urllib.request.urlopen(request, timeout=5) as response:
+            statistics = json.loads(response.read())["statistics"]
+        leaders = {s.get("leaderId") for s in statistics}
+        return next(n for n in self.nodes if n.name in leaders)
+
     def _healthy(self, node: Node) -> bool:
         if node.process is None or node.process.poll() is not None:
             raise AssertionError(f"{node.name} is not running; see {self.folder / (node.name + '.log')}")
