@@ -27,7 +27,8 @@ T = TypeVar("T")
 RETRY_DELAYS_S: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0)
 
 _TRANSIENT = re.compile(
-    r"code = (?:Unavailable|Canceled|DeadlineExceeded|Aborted)"
+    r"code = (?:Unavailable|Canceled|DeadlineExceeded|Aborted)"  # gRPC, as the Go server words it
+    r"|StatusCode\.(?:UNAVAILABLE|CANCELLED|DEADLINE_EXCEEDED|ABORTED)"  # gRPC, as the Python client words it
     r"|connection is closing|leader not found|not the leader|leadership lost|store not open"
     r"|context deadline exceeded|connection refused",
     re.IGNORECASE,

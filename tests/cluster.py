@@ -129,15 +129,28 @@ class Cluster:
             raise AssertionError(f"Weaviate nodes {[n.name for n in pending]} not ready within {timeout:.0f} s; "
                                  f"see {self.folder}/*.log")
 
-    def leader(self) -> Node:
-        """The node that now leads the schema's Raft group: the hardest one to lose."""
+    async def leader(self, timeout: float = 60.0) -> Node:
+        """The node that leads the schema's Raft group (the hardest one to lose), once the nodes have elected one."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            named = await asyncio.to_thread(self._leader_names)
+            leader = next((n for n in self.nodes if n.name in named), None)
+            if leader is not None:
+                return leader
+            await asyncio.sleep(0.5)
+        raise AssertionError(f"no Raft leader elected within {timeout:.0f} s; see {self.folder}/*.log")
+
+    def _leader_names(self) -> set[str]:
         first = next(n for n in self.nodes if n.process is not None)
         request = urllib.request.Request(f"{first.url}/v1/cluster/statistics",
                                          headers={"Authorization": f"Bearer {self.key}"})
-        with urllib.request.urlopen(request, timeout=5) as response:
-            statistics = json.loads(response.read())["statistics"]
-        leaders = {s.get("leaderId") for s in statistics}
-        return next(n for n in self.nodes if n.name in leaders)
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                statistics = json.loads(response.read()).get("statistics") or []
+        except (urllib.error.URLError, OSError, ValueError):
+            return set()
+        return {str(s.get("leaderId")) for s in statistics if s.get("leaderId")}
 
     def _healthy(self, node: Node) -> bool:
         if node.process is None or node.process.poll() is not None:

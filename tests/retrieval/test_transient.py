@@ -14,6 +14,8 @@ from retrieval.transient import is_transient, retrying
     ("rpc error: code = Unavailable desc = connection error: dial tcp 127.0.0.1:8301: connect: connection refused",
      True),
     ("put object: leader not found", True),
+    ("Query call with protocol GRPC batch failed with message <AioRpcError of RPC that terminated with:\n"
+     "\tstatus = StatusCode.DEADLINE_EXCEEDED\n\tdetails = \"Deadline Exceeded\"", True),
     ("apply: node is not the leader", True),
     ("context deadline exceeded", True),
     ("new vector has a length of 384, but the index expects 768", False),

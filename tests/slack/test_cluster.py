@@ -59,7 +59,7 @@ def store_on(handle: WeaviateHandle, consistency: str = "QUORUM") -> ChunkStore:
 async def test_two_replicas_on_a_cluster_answer_through_a_lost_node_and_it_catches_up(
         cluster: Cluster, embedder: E5Embedder, answer_deps: AnswerDeps, slack: SlackStandIn,
         tmp_path: Path) -> None:
-    lost = cluster.leader()
+    lost = await cluster.leader()
     handles = [await connected(cluster, node, tmp_path) for node in cluster.nodes if node is not lost]
     try:
         stores = [store_on(handle) for handle in handles]
