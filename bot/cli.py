@@ -6,6 +6,7 @@ exit 0 = done; 1 = something failed (a file not ingested, Weaviate unreachable â
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import sys
@@ -22,10 +23,13 @@ from bot.answer.service import AnswerDeps, AnswerResult, Question
 from bot.cli_sources import documents, sync_command
 from bot.cli_support import (
     async_command,
+    embed_cores,
     fail,
     load_settings,
     outcome_printer,
     read_jsonl,
+    say_cores,
+    workers_option,
 )
 from bot.db_cli import db
 from bot.review.cli import review
@@ -33,6 +37,7 @@ from bot.runtime import Storage, build_answer_deps, open_retrieval, open_storage
 from bot.serve import serve_command
 from retrieval.errors import RetrievalError
 from retrieval.ingest import IngestLimits, IngestReport, ingest, load_paths
+from retrieval.loaders import count_documents
 from retrieval.search import SearchResult, search
 from retrieval.weaviate_install import ServerInstallError, install_server
 from storage.errors import StorageError
@@ -89,13 +94,17 @@ def weaviate_install() -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (summary and failures); no progress bar.")
 @click.option("--rebuild", is_flag=True, help="Drop the whole index first (after changing VERBATIM_EMBEDDER).")
+@workers_option
 @_run
-async def ingest_command(paths: tuple[Path, ...], as_json: bool, rebuild: bool) -> None:
+async def ingest_command(paths: tuple[Path, ...], as_json: bool, rebuild: bool, workers: int | None) -> None:
     """Index files and folders (.md .txt .html .pdf .jsonl). Unchanged documents are skipped."""
     settings = load_settings()
     limits = IngestLimits(max_file_bytes=settings.max_file_bytes, max_document_chars=settings.max_document_chars)
-    async with open_retrieval(settings, create=True, rebuild=rebuild) as r:
-        with outcome_printer("ingesting", as_json=as_json) as on_outcome:
+    cores, notice = embed_cores(workers)
+    total = None if as_json else await asyncio.to_thread(count_documents, paths)
+    async with open_retrieval(settings, create=True, rebuild=rebuild, embed_threads=cores) as r:
+        say_cores(settings, cores, notice, as_json=as_json)
+        with outcome_printer("ingesting", as_json=as_json, total=total) as on_outcome:
             report = await ingest(load_paths(paths, limits), store=r.store, embedder=r.embedder,
                                   chunking=settings.chunking_config(), on_outcome=on_outcome)
     _print_ingest_report(report, as_json)

@@ -3,6 +3,7 @@ and removed by hand. Exit codes as every command: 0 done; 1 something failed; 2 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import Sequence
@@ -16,14 +17,17 @@ from rich.table import Table
 from bot.cli_support import (
     PLAIN_WIDTH,
     async_command,
+    embed_cores,
     load_settings,
     outcome_printer,
     print_failure,
+    say_cores,
+    workers_option,
 )
 from bot.runtime import open_retrieval
 from retrieval.errors import RetrievalError
 from retrieval.ingest import IngestLimits
-from retrieval.loaders import source_path
+from retrieval.loaders import count_documents, source_path
 from retrieval.store import DocumentRecord, IndexMissing
 from retrieval.sync import is_under
 from retrieval.sync_run import SyncReport, preview_sync, run_sync
@@ -39,8 +43,9 @@ _run = async_command({RetrievalError: 1, StorageError: 1})
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Show what would change; change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (summary, changes, failures).")
+@workers_option
 @_run
-async def sync_command(paths: tuple[Path, ...], dry_run: bool, as_json: bool) -> None:
+async def sync_command(paths: tuple[Path, ...], dry_run: bool, as_json: bool, workers: int | None) -> None:
     """Make the index mirror PATHS: new and changed documents in, documents whose file left PATHS out.
 
     Only documents recorded under PATHS are ever removed; a file that fails to load keeps its documents.
@@ -55,8 +60,11 @@ async def sync_command(paths: tuple[Path, ...], dry_run: bool, as_json: bool) ->
             registry = []
         report = await preview_sync(paths, registry, limits=limits)
     else:
-        async with open_retrieval(settings, create=True) as r:
-            with outcome_printer("syncing", as_json=as_json) as on_outcome:
+        cores, notice = embed_cores(workers)
+        total = None if as_json else await asyncio.to_thread(count_documents, paths)
+        async with open_retrieval(settings, create=True, embed_threads=cores) as r:
+            say_cores(settings, cores, notice, as_json=as_json)
+            with outcome_printer("syncing", as_json=as_json, total=total) as on_outcome:
                 report = await run_sync(paths, store=r.store, embedder=r.embedder, chunking=settings.chunking_config(),
                                         limits=limits, on_outcome=on_outcome)
     _print_sync(report, as_json)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ from rich.progress import (
     SpinnerColumn,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
 
 from bot.settings import Settings
@@ -99,16 +101,43 @@ def read_jsonl(path: Path, what: str, problem: Callable[[object], str | None]) -
     return good, bad
 
 
+def workers_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--workers N``: the cores a local embedder computes on."""
+    return click.option("--workers", type=click.IntRange(1, 1024), default=None,
+                        help="Cores the local embedder computes on (default: every core this process may use).")(command)
+
+
+def embed_cores(workers: int | None) -> tuple[int, str | None]:
+    """The cores to embed on for ``--workers``, and a notice when more were asked than this process may use."""
+    usable = len(os.sched_getaffinity(0))
+    if workers is None:
+        return usable, None
+    if workers > usable:
+        return usable, f"--workers {workers}: this process may use {usable} cores, so {usable} it is"
+    return workers, None
+
+
+def say_cores(settings: Settings, cores: int, notice: str | None, *, as_json: bool) -> None:
+    """One line on stderr saying what the ingest computes on (not with ``--json``)."""
+    if as_json:
+        return
+    if notice:
+        click.echo(notice, err=True)
+    if settings.embedder_name != "cohere":  # a remote embedder computes elsewhere
+        click.echo(f"embedding with {settings.embedder_name} on {cores} core{'s' if cores > 1 else ''}", err=True)
+
+
 @contextmanager
-def outcome_printer(what: str, *, as_json: bool) -> Iterator[Callable[[Outcome], None]]:
-    """An ``on_outcome`` for ingest and sync: a progress line on a terminal, and each failure as one line on stderr
-    (not with ``--json``, whose object carries them)."""
+def outcome_printer(what: str, *, as_json: bool, total: int | None = None) -> Iterator[Callable[[Outcome], None]]:
+    """An ``on_outcome`` for ingest and sync: a progress bar on a terminal (with ``total``, how far and how long
+    to go), and each failure as one line on stderr (not with ``--json``, whose object carries them)."""
     err = Console(stderr=True)
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                        TextColumn("{task.completed} documents"), TimeElapsedColumn(),
+                        TextColumn("{task.completed}/{task.total} documents" if total else "{task.completed} documents"),
+                        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                         console=err, disable=as_json or not err.is_terminal, transient=True)
     with progress:
-        task = progress.add_task(what, total=None)
+        task = progress.add_task(what, total=total)
 
         def on_outcome(outcome: Outcome) -> None:
             progress.update(task, advance=1, description=escape(outcome.source[-50:]))

@@ -64,6 +64,23 @@ def iter_documents(
                 yield replace(result, source_path=recorded)
 
 
+def count_documents(paths: Sequence[Path]) -> int:
+    """How many outcomes an ingest of ``paths`` will report (a total for its progress bar): one per file and per
+    problem, one per non-blank line of a JSONL file. Walks the folders and reads only the JSONL files."""
+    total = 0
+    for path in paths:
+        for found in _walk(path):
+            if isinstance(found, tuple) and found[0].suffix.lower() == ".jsonl":
+                try:
+                    with found[0].open("rb") as lines:
+                        total += max(1, sum(1 for line in lines if line.strip()))
+                except OSError:
+                    total += 1  # the ingest reports it as one failure
+            else:
+                total += 1
+    return total
+
+
 def source_path(path: Path) -> str:
     """Where documents found under ``path`` are recorded as coming from: absolute, a folder resolved (symlinks
     too), a file's folder resolved and its name kept, so ``wiki/page.md`` and the same file found in ``wiki``

