@@ -45,7 +45,7 @@ class CachedEmbedder:
         CACHE.mkdir(parents=True, exist_ok=True)
         # Benches may run side by side and share the cache: wait for a writer rather than fail.
         # One cache per engine too: the built e5 engine's vectors differ from the wheel's in the fourth decimal.
-        engine = getattr(inner, "engine", "wheel")
+        self.engine = engine = getattr(inner, "engine", "wheel")
         label = inner.name if engine == "wheel" else f"{inner.name}-{engine}"
         self._db = sqlite3.connect(CACHE / f"vectors-{re.sub(r'[^A-Za-z0-9_.-]', '_', label)}.sqlite3", timeout=120)
         self._db.execute("CREATE TABLE IF NOT EXISTS v (k TEXT PRIMARY KEY, v BLOB)")

