@@ -22,12 +22,9 @@ import time
 
 from bench import data
 from bench.common import ROOT, bench_weaviate_config, machine_line, table, write_section
-from retrieval.chunking import ChunkingConfig, chunk_document
-from retrieval.chunks import body_text
+from bench.ingest_timing import embedded_texts, time_bare, time_ingest
+from retrieval.chunking import ChunkingConfig
 from retrieval.embedders.local import E5Embedder, built_engine
-from retrieval.ingest import ingest
-from retrieval.sentences import split_sentences
-from retrieval.store import ChunkStore
 from retrieval.weaviate_server import connect
 
 CONFIGS = (("wheel", 2), ("built", 2), ("wheel", 1), ("built", 1))
@@ -44,27 +41,15 @@ async def measure(engine: str, cores: int, documents_per_set: int) -> list[dict[
         for dataset in (data.xquad("en"), data.jsquad()):
             documents = dataset.documents[:documents_per_set]
             chunking = ChunkingConfig()
-            chunks = [c for d in documents for c in chunk_document(d, chunking)]
-            texts = [body_text(c) for c in chunks] + [
-                s.text for c in chunks for s in split_sentences(c.text, c.language)]
+            chunks, texts = embedded_texts(documents, chunking)
             embedder = E5Embedder(threads=cores, use_built=engine == "built")
-            await embedder.embed_documents(texts[:8])  # load the model before timing
-            started = time.perf_counter()
-            for start in range(0, len(texts), 64):
-                await embedder.embed_documents(texts[start : start + 64])
-            bare_s = time.perf_counter() - started
-
-            store = ChunkStore(handle.client, f"BenchIngestSpeed_{engine}_{cores}")
-            await store.drop()
-            await store.open(embedder.name, embedder.dim, create=True)
-            started = time.perf_counter()
-            report = await ingest(documents, store=store, embedder=embedder, chunking=chunking)
-            ingest_s = time.perf_counter() - started
-            await store.drop()
+            bare_s = await time_bare(embedder, texts)
+            report, ingest_s = await time_ingest(handle, f"BenchIngestSpeed_{engine}_{cores}", documents, embedder,
+                                                 chunking)
             await embedder.aclose()
             rows.append({"engine": engine, "cores": cores, "dataset": dataset.name, "documents": len(documents),
-                         "chunks": report.chunks, "texts": len(texts), "bare_chunks_per_s": len(chunks) / bare_s,
-                         "ingest_chunks_per_s": report.chunks / ingest_s})
+                         "chunks": report.chunks, "texts": len(texts), "bare_chunks_per_s": chunks / bare_s,
+                         "ingest_chunks_per_s": report.chunks / ingest_s, "at": time.strftime("%H:%M UTC", time.gmtime())})
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     finally:
         await handle.close()
@@ -86,7 +71,7 @@ def run_pinned(engine: str, cores: int, documents_per_set: int) -> list[dict[str
 
 def render(rows: list[dict[str, object]]) -> str:
     best = {(r["dataset"]): r for r in rows if r["engine"] == "wheel" and r["cores"] == 2}
-    body = [[r["engine"], r["cores"], r["dataset"], r["documents"], r["chunks"], r["texts"],
+    body = [[r["engine"], r["cores"], r.get("at", "-"), r["dataset"], r["documents"], r["chunks"], r["texts"],
              f"{r['bare_chunks_per_s']:.2f}", f"{r['ingest_chunks_per_s']:.2f}",
              f"{float(r['ingest_chunks_per_s']) / float(best[r['dataset']]['ingest_chunks_per_s']):.2f}x",
              f"{PROJECTED_CHUNKS / float(r['ingest_chunks_per_s']) / 3600:.1f} h"] for r in rows]
@@ -97,8 +82,10 @@ def render(rows: list[dict[str, object]]) -> str:
         "(`retrieval/embedders/native/e5.c`, same model and arithmetic). Each row in its own process pinned to its "
         "cores, Weaviate Embedded included. *bare*: the embedder alone on the texts an ingest embeds; *ingest*: "
         "end to end. *vs wheel, 2 cores*: ingest chunks/s against the wheel's engine on 2 cores, same dataset. "
+        "This machine's speed drifts by 10-15 % over an hour (other tenants), so compare rows measured together "
+        "(*measured*: when the row ran; a pair of rows run back to back is what a ratio should be read from). "
         f"*{PROJECTED_CHUNKS:,} chunks*: the time such an ingest would take at that rate."),
-        table(["engine", "cores", "dataset", "documents", "chunks", "texts embedded", "bare chunks/s",
+        table(["engine", "cores", "measured", "dataset", "documents", "chunks", "texts embedded", "bare chunks/s",
                "ingest chunks/s", "vs wheel, 2 cores", f"{PROJECTED_CHUNKS:,} chunks"], body),
     ])
 

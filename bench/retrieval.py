@@ -26,6 +26,7 @@ from bench.common import (
     table,
     write_section,
 )
+from bench.ingest_timing import embedded_texts, time_bare, time_ingest
 from bench.metrics import (
     dedupe_documents,
     hit_at,
@@ -36,8 +37,7 @@ from bench.metrics import (
 )
 from bot.answer.evidence import load_models
 from bot.answer.service import AnswerConfig, AnswerDeps, Question, answer
-from retrieval.chunking import ChunkingConfig, chunk_document
-from retrieval.chunks import body_text
+from retrieval.chunking import ChunkingConfig
 from retrieval.embedders import Embedder
 from retrieval.embedders.local import E5Embedder, UseEmbedder
 from retrieval.ingest import ingest
@@ -45,7 +45,6 @@ from retrieval.language import detect_language
 from retrieval.rerank import fuse
 from retrieval.search import search
 from retrieval.search_config import SearchConfig, tuning_for
-from retrieval.sentences import split_sentences
 from retrieval.store import SCHEMA_VERSION, ChunkStore
 from retrieval.weaviate_server import WeaviateHandle, connect
 
@@ -207,31 +206,17 @@ async def throughput(handle: WeaviateHandle, embedders: Sequence[str], quick: bo
         for dataset in (data.xquad("en"), data.jsquad()):
             documents = dataset.documents[:120] if quick else dataset.documents
             chunking = ChunkingConfig()
-            # The embedder's whole job in an ingest: every chunk (with title and section), then its sentences.
-            chunks = [c for d in documents for c in chunk_document(d, chunking)]
-            texts = [body_text(c) for c in chunks] + [
-                s.text for c in chunks for s in split_sentences(c.text, c.language)]
+            chunks, texts = embedded_texts(documents, chunking)
             bare = make_embedder(embedder_name)
-            await bare.embed_documents(texts[:8])  # load the model before timing
-            started = time.perf_counter()
-            for start in range(0, len(texts), 64):
-                await bare.embed_documents(texts[start : start + 64])
-            bare_s = time.perf_counter() - started
+            bare_s = await time_bare(bare, texts)
             await bare.aclose()
-
             embedder = make_embedder(embedder_name)
-            await embedder.embed_documents(texts[:8])
-            store = ChunkStore(handle.client, f"Bench{SCHEMA_VERSION}_throughput_{embedder_name}")
-            await store.drop()
-            await store.open(embedder.name, embedder.dim, create=True)
-            started = time.perf_counter()
-            report = await ingest(documents, store=store, embedder=embedder, chunking=chunking)
-            pipeline_s = time.perf_counter() - started
-            await store.drop()
+            report, pipeline_s = await time_ingest(handle, f"Bench{SCHEMA_VERSION}_throughput_{embedder_name}",
+                                                   documents, embedder, chunking)
             await embedder.aclose()
             out.append({"embedder": embedder_name, "dataset": dataset.name, "documents": len(documents),
-                        "chunks": len(chunks), "texts": len(texts),
-                        "bare_chunks_per_s": len(chunks) / bare_s,
+                        "chunks": chunks, "texts": len(texts),
+                        "bare_chunks_per_s": chunks / bare_s,
                         "ingest_chunks_per_s": report.chunks / pipeline_s, "ratio": bare_s / pipeline_s})
             print(f"  throughput {out[-1]}", flush=True)
     return out
