@@ -143,22 +143,20 @@ class Cluster:
 
     def _leader_names(self) -> set[str]:
         first = next(n for n in self.nodes if n.process is not None)
-        request = urllib.request.Request(f"{first.url}/v1/cluster/statistics",
-                                         headers={"Authorization": f"Bearer {self.key}"})
-        try:
-            with urllib.request.urlopen(request, timeout=5) as response:
-                statistics = json.loads(response.read()).get("statistics") or []
-        except (urllib.error.URLError, OSError, ValueError):
-            return set()
-        return {str(s.get("leaderId")) for s in statistics if s.get("leaderId")}
+        statistics = self._get(first, "/v1/cluster/statistics", "statistics")
+        return {str(s.get("leaderId")) for s in statistics or () if s.get("leaderId")}
 
     def _healthy(self, node: Node) -> bool:
         if node.process is None or node.process.poll() is not None:
             raise AssertionError(f"{node.name} is not running; see {self.folder / (node.name + '.log')}")
-        request = urllib.request.Request(f"{node.url}/v1/nodes", headers={"Authorization": f"Bearer {self.key}"})
+        nodes = self._get(node, "/v1/nodes", "nodes", timeout=2)
+        return nodes is not None and len(nodes) == NODES and all(n.get("status") == "HEALTHY" for n in nodes)
+
+    def _get(self, node: Node, path: str, key: str, timeout: float = 5) -> list[dict[str, object]] | None:
+        """``key`` of the JSON a node answers on ``path`` (an empty list when absent), None when it does not answer."""
+        request = urllib.request.Request(f"{node.url}{path}", headers={"Authorization": f"Bearer {self.key}"})
         try:
-            with urllib.request.urlopen(request, timeout=2) as response:
-                nodes = json.loads(response.read()).get("nodes", [])
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return json.loads(response.read()).get(key) or []
         except (urllib.error.URLError, OSError, ValueError):
-            return False
-        return len(nodes) == NODES and all(n.get("status") == "HEALTHY" for n in nodes)
+            return None

