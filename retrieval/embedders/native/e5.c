@@ -4,6 +4,8 @@
  *   - matmul_q4q8: the -8 nibble offset is corrected once per output from a vector of block terms instead of a
  *     scalar sum carried through the inner loop (which the compiler kept on the stack), and each token's block
  *     scales are multiplied as vectors before the inner loop, which broadcasts them from L1;
+ *   - the weight matrices are unpacked once at load (pack_q4: nibbles as bytes, block scales as floats, in the
+ *     kernel's order) instead of on every call, which for a ~20-token query cost as much as the arithmetic;
  *   - quantize_acts: AVX2 (max, scale, round-to-nearest-even, pack), as the scalar loop with lrintf did;
  *   - built with -O3 -ffast-math (setup.py), so attention's dot products vectorize and GELU's erff and softmax's
  *     expf use glibc's vector versions.
@@ -158,35 +160,54 @@ static void quantize_acts(const float *RESTRICT X, int L, int nin,
     }
 }
 
-/* Y[L,nout] = X * W^T + bias,  W is Q4_0 [nout,nin]; X already quantized.
- * 4 output rows are computed together so each activation block is loaded once
- * and reused across 4 weight rows (4x less activation memory traffic). The
- * int32 block partials accumulate straight into float vectors (one hsum per
- * output); the -8 nibble offset is folded in through the activation sums. */
+/* A Q4_0 weight matrix unpacked once at load, in the layout the kernel reads: rows in groups of RO, each group's
+ * nibbles as unsigned bytes row by row (w[g*RO*nin + r*nin + i], 0..15) and its block scales block-major
+ * (d[g*RO*nb + b*RO + r]); rows past nout are zero. Unpacking on every call cost as much as the arithmetic for
+ * short inputs (a query is ~20 tokens); the values, and so the results, are the same. */
 #define RO 8
-static void matmul_q4q8(const block_q4_0 *W, const float *bias,
+typedef struct { int8_t *w; float *d; int nout, nin; } qmat;
+
+static qmat pack_q4(const block_q4_0 *W, int nout, int nin) {
+    int nb = nin / QK, ng = (nout + RO - 1) / RO;
+    qmat p = { (int8_t *)aligned_alloc(32, (size_t)ng * RO * nin),
+               (float *)aligned_alloc(32, sizeof(float) * (size_t)ng * RO * (nb > 0 ? nb : 1)), nout, nin };
+    if (W == NULL) return p;   /* a missing tensor (reported by find_tensor) */
+#pragma omp parallel for schedule(static)
+    for (int g = 0; g < ng; g++)
+        for (int r = 0; r < RO; r++) {
+            int row = g * RO + r;
+            int8_t *we = p.w + ((size_t)g * RO + r) * nin;
+            float *dw = p.d + (size_t)g * RO * nb;
+            if (row >= nout) { memset(we, 0, (size_t)nin); for (int b = 0; b < nb; b++) dw[b * RO + r] = 0.f; continue; }
+            const block_q4_0 *wr = W + (size_t)row * nb;
+            for (int b = 0; b < nb; b++) {
+                dw[b * RO + r] = fp16_to_fp32(wr[b].d);
+                const uint8_t *qs = wr[b].qs; int8_t *o = we + b * QK;
+                for (int j = 0; j < 16; j++) { o[j] = (qs[j] & 0x0F); o[j + 16] = (qs[j] >> 4); }
+            }
+        }
+    return p;
+}
+
+static void free_qmat(qmat *p) { free(p->w); free(p->d); p->w = NULL; p->d = NULL; }
+
+/* Y[L,nout] = X * W^T + bias,  W packed (pack_q4); X already quantized.
+ * RO output rows are computed together so each activation block is loaded once
+ * and reused across RO weight rows. The int32 block partials accumulate straight
+ * into float vectors (one hsum per output); the -8 nibble offset is folded in
+ * through the activation sums. */
+static void matmul_q4q8(const qmat *Wp, const float *bias,
                         const int8_t *aq, const float *ad, const int32_t *as,
-                        float *Y, int L, int nout, int nin) {
-    int nb = nin / QK;
+                        float *Y, int L) {
+    int nout = Wp->nout, nin = Wp->nin, nb = nin / QK;
 #pragma omp parallel if (!omp_in_parallel())
     {
-        int8_t *wexp = (int8_t *)aligned_alloc(32, (size_t)RO * nin);
-        /* the group's block scales, block-major: dwT[b*RO + r] */
-        float *dwT = (float *)aligned_alloc(32, sizeof(float) * (size_t)RO * (nb > 0 ? nb : 1));
         float *scT = (float *)aligned_alloc(32, sizeof(float) * (size_t)RO * (nb > 0 ? nb : 1));
 #pragma omp for schedule(static)
         for (int oo = 0; oo < nout; oo += RO) {
             int ro = nout - oo < RO ? nout - oo : RO;
-            for (int r = 0; r < RO; r++) {
-                int8_t *we = wexp + (size_t)r * nin;
-                if (r >= ro) { memset(we, 0, (size_t)nin); for (int b = 0; b < nb; b++) dwT[b * RO + r] = 0.f; continue; }
-                const block_q4_0 *wr = W + (size_t)(oo + r) * nb;
-                for (int b = 0; b < nb; b++) {
-                    dwT[b * RO + r] = fp16_to_fp32(wr[b].d);
-                    const uint8_t *qs = wr[b].qs; int8_t *o = we + b * QK;
-                    for (int j = 0; j < 16; j++) { o[j] = (qs[j] & 0x0F); o[j + 16] = (qs[j] >> 4); }
-                }
-            }
+            const int8_t *wexp = Wp->w + (size_t)oo * nin;
+            const float *dwT = Wp->d + (size_t)oo * nb;
             for (int t = 0; t < L; t++) {
                 const int8_t *a = aq + (size_t)t * nin;
                 const float *dT = ad + (size_t)t * nb;
@@ -230,10 +251,9 @@ static void matmul_q4q8(const block_q4_0 *W, const float *bias,
                     Y[(size_t)t * nout + oo + r] = (bias ? bias[oo + r] : 0.f) + out[r];
             }
         }
-        free(wexp); free(dwT); free(scT);
+        free(scT);
     }
 }
-#undef RO
 
 /* x[L,H] = layernorm(x + y).  If y==NULL, layernorm(x) in place. */
 static void add_layernorm(float *x, const float *y, const float *w,
@@ -259,7 +279,7 @@ static inline float gelu(float x) {
 
 /* ============================== model ================================== */
 typedef struct {
-    const block_q4_0 *qw, *kw, *vw, *aow, *fiw, *fow;
+    qmat qw, kw, vw, aow, fiw, fow;   /* packed at load (pack_q4) */
     const float *qb, *kb, *vb, *aob, *aln_w, *aln_b, *fib, *fob, *oln_w, *oln_b;
 } layer_t;
 
@@ -290,7 +310,7 @@ struct e5_model {
     void *map; size_t map_size;   /* mmap region */
     /* optional sparse "latent terms" head (SAE), loaded from sae.bin */
     int has_sae, sae_N, sae_k, sae_nb;
-    const block_q4_0 *sae_W;      /* [sae_N][sae_nb] 4-bit encoder rows */
+    qmat sae_W;                   /* [sae_N][sae_nb] 4-bit encoder rows, packed */
     const float *sae_bias;        /* [sae_N] folded bias (incl. centering) */
     void *sae_map; size_t sae_map_size;
 };
@@ -481,7 +501,7 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
     float   *ad = (float *)malloc((size_t)T * nbmax * sizeof(float));
     int32_t *as = (int32_t *)malloc((size_t)T * nbmax * sizeof(int32_t));
 #define QUANT(X, NIN) quantize_acts((X), T, (NIN), aq, ad, as)
-#define MAT(W, B, Y, NOUT, NIN) matmul_q4q8((W), (B), aq, ad, as, (Y), T, (NOUT), (NIN))
+#define MAT(W, B, Y) matmul_q4q8(&(W), (B), aq, ad, as, (Y), T)
 
     /* embeddings: word + position + token_type(0), then LayerNorm */
 #pragma omp parallel for schedule(static)
@@ -497,9 +517,9 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
     for (int l = 0; l < m->NL; l++) {
         layer_t *ly = &m->layers[l];
         QUANT(x, H);                       /* Q/K/V share the same input */
-        MAT(ly->qw, ly->qb, q, H, H);
-        MAT(ly->kw, ly->kb, k, H, H);
-        MAT(ly->vw, ly->vb, v, H, H);
+        MAT(ly->qw, ly->qb, q);
+        MAT(ly->kw, ly->kb, k);
+        MAT(ly->vw, ly->vb, v);
         /* scaled dot-product attention, restricted to each text's own tokens */
 #pragma omp parallel
         {
@@ -529,13 +549,13 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
                 }
             free(prob);
         }
-        QUANT(ctx, H); MAT(ly->aow, ly->aob, ao, H, H);
+        QUANT(ctx, H); MAT(ly->aow, ly->aob, ao);
         add_layernorm(x, ao, ly->aln_w, ly->aln_b, T, H, m->eps);   /* x = LN(x+attn) */
 
-        QUANT(x, H); MAT(ly->fiw, ly->fib, mid, FF, H);
+        QUANT(x, H); MAT(ly->fiw, ly->fib, mid);
 #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < (size_t)T * FF; i++) mid[i] = gelu(mid[i]);
-        QUANT(mid, FF); MAT(ly->fow, ly->fob, fo, H, FF);
+        QUANT(mid, FF); MAT(ly->fow, ly->fob, fo);
         add_layernorm(x, fo, ly->oln_w, ly->oln_b, T, H, m->eps);   /* x = LN(x+ffn) */
     }
 
@@ -707,7 +727,7 @@ static void project_sae(e5_model *m, const int8_t *aq, const float *ad,
     int H = m->H, N = m->sae_N, k = m->sae_k;
     if (k > 512) k = 512;
     float *pre = (float *)malloc((size_t)L * N * sizeof(float));
-    matmul_q4q8(m->sae_W, m->sae_bias, aq, ad, as, pre, L, N, H);
+    matmul_q4q8(&m->sae_W, m->sae_bias, aq, ad, as, pre, L);
     for (int t = 0; t < L; t++) {
         const float *row = pre + (size_t)t * N;
         float hv[512]; int32_t hidx[512]; int hn = 0;
@@ -805,7 +825,7 @@ int e5_load_sae(e5_model *m, const char *path) {
     if (hdr[1] != m->H || hdr[2] != QK) { munmap(map, sb.st_size); fprintf(stderr, "e5: sae dim mismatch\n"); return -1; }
     m->sae_N = hdr[0]; m->sae_k = hdr[3]; m->sae_nb = hdr[1] / QK;
     m->sae_bias = (const float *)(p + 20);
-    m->sae_W = (const block_q4_0 *)(p + 20 + (size_t)m->sae_N * sizeof(float));
+    m->sae_W = pack_q4((const block_q4_0 *)(p + 20 + (size_t)m->sae_N * sizeof(float)), m->sae_N, m->H);
     m->sae_map = map; m->sae_map_size = sb.st_size; m->has_sae = 1;
     return 0;
 }
@@ -904,14 +924,18 @@ static e5_model *e5_parse(const uint8_t *base, size_t size, void *map, size_t ma
         layer_t *ly = &m->layers[l];
 #define T(field, suffix, type) \
         snprintf(nm2, sizeof(nm2), "l%d." suffix, l); ly->field = (type)find_tensor(dir, ndir, nm2);
-        T(qw, "q.w", const block_q4_0 *)  T(qb, "q.b", const float *)
-        T(kw, "k.w", const block_q4_0 *)  T(kb, "k.b", const float *)
-        T(vw, "v.w", const block_q4_0 *)  T(vb, "v.b", const float *)
-        T(aow, "ao.w", const block_q4_0 *) T(aob, "ao.b", const float *)
+#define W(field, suffix, nout, nin) \
+        snprintf(nm2, sizeof(nm2), "l%d." suffix, l); \
+        ly->field = pack_q4((const block_q4_0 *)find_tensor(dir, ndir, nm2), (nout), (nin));
+        W(qw, "q.w", m->H, m->H)          T(qb, "q.b", const float *)
+        W(kw, "k.w", m->H, m->H)          T(kb, "k.b", const float *)
+        W(vw, "v.w", m->H, m->H)          T(vb, "v.b", const float *)
+        W(aow, "ao.w", m->H, m->H)        T(aob, "ao.b", const float *)
         T(aln_w, "aln.w", const float *)  T(aln_b, "aln.b", const float *)
-        T(fiw, "fi.w", const block_q4_0 *) T(fib, "fi.b", const float *)
-        T(fow, "fo.w", const block_q4_0 *) T(fob, "fo.b", const float *)
+        W(fiw, "fi.w", m->FF, m->H)       T(fib, "fi.b", const float *)
+        W(fow, "fo.w", m->H, m->FF)       T(fob, "fo.b", const float *)
         T(oln_w, "oln.w", const float *)  T(oln_b, "oln.b", const float *)
+#undef W
 #undef T
     }
     free(dir);
@@ -954,7 +978,13 @@ void e5_free(e5_model *m) {
     if (!m) return;
     free(m->tok.offs); free(m->tok.scores); free(m->tok.ht);
     free(m->tok.norm_cp); free(m->tok.norm_off); free(m->tok.norm_out);
+    for (int l = 0; l < m->NL; l++) {
+        layer_t *ly = &m->layers[l];
+        free_qmat(&ly->qw); free_qmat(&ly->kw); free_qmat(&ly->vw);
+        free_qmat(&ly->aow); free_qmat(&ly->fiw); free_qmat(&ly->fow);
+    }
     free(m->layers);
+    if (m->has_sae) free_qmat(&m->sae_W);
     if (m->sae_map) munmap(m->sae_map, m->sae_map_size);
     if (m->map) munmap(m->map, m->map_size);
     free(m);
