@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from retrieval.embedders.batching import Batcher
+
 log = logging.getLogger(__name__)
 
 
@@ -74,6 +76,7 @@ class E5Embedder:
         path = built_engine() if use_built else None
         self.engine = "built" if path is not None else "wheel"
         self._model = _ThreadedModel(lambda: load_e5(threads, path), "embed-e5")
+        self._queries = Batcher(self._query_batch)
 
     async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -81,7 +84,11 @@ class E5Embedder:
         return (await self._model.run("passage", list(texts))).reshape(len(texts), self.dim)
 
     async def embed_query(self, text: str) -> np.ndarray:
-        return (await self._model.run("query", [text])).reshape(self.dim)
+        """One query's vector; queries asked while others are being embedded go together in the next batch."""
+        return (await self._queries.one(text)).reshape(self.dim)
+
+    async def _query_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return (await self._model.run("query", list(texts))).reshape(len(texts), self.dim)
 
     async def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Many texts in ``query:`` mode at once (e5's mode for symmetric tasks: question against question)."""
@@ -90,6 +97,7 @@ class E5Embedder:
         return (await self._model.run("query", list(texts))).reshape(len(texts), self.dim)
 
     async def aclose(self) -> None:
+        await self._queries.aclose()
         await asyncio.to_thread(self._model.shutdown)
 
 
