@@ -62,13 +62,15 @@ async def take_reaction(reaction: Reaction, deps: SlackDeps, bot: BotUser) -> No
 async def _record(reaction: Reaction, target: FlagTarget, deps: SlackDeps) -> None:
     async with deps.sessions() as session:
         exchange = await find_by_reply(session, reaction.channel, reaction.message_ts)
-        if exchange is None:
-            return
-        if target.label is not None and target.label not in {c.label for c in exchange.citations if c.kept}:
-            log.info("reaction :%s: on exchange %s names no citation %s: ignored", reaction.name, exchange.id,
-                     target.label)
-            return
-        is_lead = await deps.leads.is_lead(reaction.user)
+    if exchange is None:
+        return
+    if target.label is not None and target.label not in {c.label for c in exchange.citations if c.kept}:
+        log.info("reaction :%s: on exchange %s names no citation %s: ignored", reaction.name, exchange.id,
+                 target.label)
+        return
+    # Asked outside any session: it may call Slack, and on SQLite the bot's writes take turns on one connection.
+    is_lead = await deps.leads.is_lead(reaction.user)
+    async with deps.sessions() as session:
         try:
             if reaction.added:
                 await add_flag(session, exchange.id, label=target.label, user_id=reaction.user,

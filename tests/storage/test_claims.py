@@ -102,3 +102,16 @@ async def test_two_instances_racing_to_take_over_one_claim_produce_one_winner(db
     finally:
         await engine_b.dispose()
     assert sum(wins) == 5
+
+
+async def test_a_burst_of_deliveries_and_retries_at_once_gives_each_event_one_claim(db: Database) -> None:
+    """100 mentions arrive together and Slack retries each of them at the same moment: every event is claimed
+    exactly once and no write fails (on SQLite the writes take turns on one connection)."""
+    events = [f"Ev-burst-{n}" for n in range(40)]
+    tries = [claim(db, event, lease(A)) for event in events for _ in range(3)]
+    results = await asyncio.gather(*tries)
+    won = [r for r in results if r is not None]
+    assert len(won) == len(events)
+    async with db.sessions() as session:
+        records = [await get_exchange(session, c.exchange_id) for c in won]
+    assert sorted(r.event_id for r in records if r is not None) == sorted(events)
