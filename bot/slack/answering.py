@@ -48,7 +48,7 @@ from bot.slack.blocks import (
     help_message,
     missed_message,
 )
-from bot.slack.concurrency import cancel_and_wait
+from bot.slack.concurrency import Ticket, cancel_and_wait
 from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
 from bot.slack.events import Mention
 from bot.slack.messages import slack_wording_for
@@ -113,13 +113,14 @@ async def take_question(question: Mention, deps: SlackDeps, bot: BotUser, attemp
         try:
             async with _lease_kept(claim, deps):
                 await ticket.turn()
-                await _answer_and_reply(question, history, deps, attempt)
+                await _answer_and_reply(question, history, deps, attempt, ticket)
         finally:
             if reacted:
                 await _react(deps, "remove", question)
 
 
-async def _answer_and_reply(question: Mention, history: tuple[Turn, ...], deps: SlackDeps, attempt: Attempt) -> None:
+async def _answer_and_reply(question: Mention, history: tuple[Turn, ...], deps: SlackDeps, attempt: Attempt,
+                            ticket: Ticket) -> None:
     if not question.text:  # "@verbatim" and nothing else
         await post_reply(question, help_message(question.language), deps, attempt)
         return
@@ -137,6 +138,7 @@ async def _answer_and_reply(question: Mention, history: tuple[Turn, ...], deps: 
             refused = await post_reply(question, answer_message(result, _render_options(deps)), deps, attempt)
         if (error or refused) is not None and attempt.reply_ts is None:
             await post_reply(question, error_message(question.language, attempt.exchange_id), deps, attempt)
+        ticket.replied()  # in order is about replies: the channel's next question need not wait for the record
         return Delivery(attempt.reply_ts, refused)
 
     asked = await ask(await _service_question(question, history, deps), deps.answer, deps.recorder,

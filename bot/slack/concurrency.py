@@ -46,6 +46,10 @@ class Ticket:
         self.order._advance(self.channel)
         await self.go.wait()
 
+    def replied(self) -> None:
+        """The reply is posted: the next question may go now (recording this exchange need not hold it back)."""
+        self.order._leave(self)
+
 
 @dataclass
 class _Lane:
@@ -67,13 +71,20 @@ class ChannelOrder:
         try:
             yield ticket
         finally:
-            lane.tickets.remove(ticket)
-            if lane.running is ticket:
-                lane.running = None
-            if lane.tickets:
-                self._advance(channel)
-            else:
-                del self._lanes[channel]
+            self._leave(ticket)
+
+    def _leave(self, ticket: Ticket) -> None:
+        """Give the place back (once: a ticket may leave when replied and again when its block ends)."""
+        lane = self._lanes.get(ticket.channel)
+        if lane is None or ticket not in lane.tickets:
+            return
+        lane.tickets.remove(ticket)
+        if lane.running is ticket:
+            lane.running = None
+        if lane.tickets:
+            self._advance(ticket.channel)
+        else:
+            del self._lanes[ticket.channel]
 
     def waiting(self, channel: str) -> int:
         """How many questions of the channel hold a place (running included)."""

@@ -69,3 +69,35 @@ async def test_a_question_that_withdraws_hands_its_turn_to_the_next() -> None:
 
     await asyncio.wait_for(asyncio.gather(dropped(), answered()), timeout=5)
     assert done == ["answered"] and order.waiting("C1") == 0
+
+
+async def test_once_a_question_is_replied_the_next_goes_while_it_is_still_being_recorded() -> None:
+    order = ChannelOrder()
+    events: list[str] = []
+    recorded = asyncio.Event()
+
+    async def first() -> None:
+        with order.reserve("C1", "1.000001") as ticket:
+            await ticket.turn()
+            events.append("first replied")
+            ticket.replied()
+            await recorded.wait()  # writing its exchange
+            events.append("first recorded")
+            ticket.replied()  # a second release changes nothing
+
+    async def second() -> None:
+        with order.reserve("C1", "1.000002") as ticket:
+            await ticket.turn()
+            events.append("second replied")
+            recorded.set()
+
+    async def third() -> None:
+        with order.reserve("C1", "1.000003") as ticket:
+            await ticket.turn()
+            events.append("third replied")
+
+    await asyncio.wait_for(asyncio.gather(first(), second(), third()), timeout=5)
+    # Without the early release the second would wait for the first's record, which waits for it: a timeout.
+    assert events[:2] == ["first replied", "second replied"]
+    assert events.index("second replied") < events.index("third replied"), "replies still in the order asked"
+    assert order.waiting("C1") == 0
