@@ -22,6 +22,7 @@ import asyncio
 import dataclasses
 import multiprocessing
 import os
+import resource
 import shutil
 import tempfile
 import threading
@@ -79,6 +80,8 @@ class Run:
     max_lag_ms: float
     control_lag_ms: float
     wall_s: float
+    bot_cpu_s: float  # this process (the bot: event loop, embedding threads, SQLite's)
+    machine_busy: float  # share of the machine's cores busy meanwhile (Weaviate, the stand-in, other jobs too)
 
 
 class LoopTicker:
@@ -228,6 +231,7 @@ async def burst(slack: StandInProcess, deps: SlackDeps, events_url: str, n: int,
     ticker.start()
     # Stamped after the tickers start (the control is a process of its own and takes a while to start).
     mentions = await slack.call("mentions", names, [QUESTIONS[i % len(QUESTIONS)] for i in range(n)])
+    cpu, machine = _cpu_s(), _machine_jiffies()
     started = time.perf_counter()
     statuses = await slack.call("deliver", events_url, mentions)
     assert statuses == [200] * n, statuses
@@ -235,8 +239,10 @@ async def burst(slack: StandInProcess, deps: SlackDeps, events_url: str, n: int,
         if time.perf_counter() - started > 900:
             raise SystemExit(f"not every reply came within 900 s ({await slack.call('posted', names)}/{n})")
         await asyncio.sleep(0.05)
-    await asyncio.sleep(0.5)  # let a duplicate, if any, show itself
     wall = time.perf_counter() - started
+    bot_cpu = _cpu_s() - cpu
+    busy, total = (now - then for now, then in zip(_machine_jiffies(), machine, strict=True))
+    await asyncio.sleep(0.5)  # let a duplicate, if any, show itself
     lag = await ticker.stop()
     control_lag = await control.stop()
 
@@ -251,7 +257,20 @@ async def burst(slack: StandInProcess, deps: SlackDeps, events_url: str, n: int,
     in_order = None
     if channels == 1:
         in_order = [r["thread_ts"] for r in by_channel[names[0]]] == [m["ts"] for m in mentions]
-    return Run(n, channels, answered_once, in_thread, in_order, latencies, lag, control_lag, wall)
+    return Run(n, channels, answered_once, in_thread, in_order, latencies, lag, control_lag, wall, bot_cpu,
+               busy / total if total else 0.0)
+
+
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _machine_jiffies() -> tuple[int, int]:
+    """(busy, all) clock ticks of every core since boot, from /proc/stat's first line."""
+    fields = [int(v) for v in Path("/proc/stat").read_text(encoding="ascii").splitlines()[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return sum(fields) - idle, sum(fields)
 
 
 async def main() -> None:
@@ -313,7 +332,8 @@ def render(runs: list[Run], load: float) -> str:
     rows = [[r.mentions, r.channels, f"{r.answered_once}/{r.mentions}", f"{r.in_thread}/{r.mentions}",
              "-" if r.in_order is None else ("yes" if r.in_order else "NO"),
              round(percentile(r.latencies_ms, 50)), round(percentile(r.latencies_ms, 95)),
-             round(max(r.latencies_ms)), round(r.max_lag_ms), round(r.control_lag_ms), round(r.wall_s, 1)]
+             round(max(r.latencies_ms)), round(r.max_lag_ms), round(r.control_lag_ms), round(r.wall_s, 1),
+             round(r.bot_cpu_s * 1000 / r.mentions), f"{r.machine_busy:.0%}"]
             for r in runs]
     return "\n".join([
         "## Slack: a burst of mentions (`python -m bench.slack`)",
@@ -324,10 +344,14 @@ def render(runs: list[Run], load: float) -> str:
         "the mentions are signed and POSTed all at once by the local Slack stand-in (in a process of its own). Event to reply: from the question's `ts` (stamped just before the burst is sent) to the reply's "
         "(stamped when chat.postMessage arrives). Loop stall: the longest a 10 ms ticker on the bot's event loop "
         "woke late; *idle control*: the same ticker in an idle process meanwhile, i.e. what the machine itself "
-        "(other jobs, the OS) added.",
+        "(other jobs, the OS) added. *Wall*: from sending the burst to its last reply. *Bot CPU per mention*: the "
+        "bot process's CPU time over the burst (event loop, embedding threads, SQLite's thread) divided by the "
+        "mentions; *machine busy*: the share of all cores busy meanwhile (the bot, Weaviate, the stand-in and "
+        "any other job).",
         "",
         table(["mentions", "channels", "answered once", "in its thread", "in order", "event→reply p50 ms",
-               "p95 ms", "max ms", "max loop stall ms", "idle control ms", "wall s"], rows),
+               "p95 ms", "max ms", "max loop stall ms", "idle control ms", "wall s", "bot CPU ms per mention",
+               "machine busy"], rows),
         "",
         "In one channel the answers are serialised on purpose (replies in the order asked), so a question's wait "
         "grows with the queue in front of it; across channels up to 8 answers run side by side. Embedding and "
