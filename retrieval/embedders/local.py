@@ -40,7 +40,8 @@ def load_e5(threads: int | None = None, engine: Path | None = None) -> Any:
 
     # libgomp reads this when the engine loads. Its default lets a thread that waits at a barrier spin for
     # ~300,000 rounds; in `serve` the engine shares the cores with the event loop and Weaviate, and the spinning
-    # cost a burst of 100 questions a third of the bot's CPU. A short spin, then sleep: the same speed alone.
+    # cost a burst of 100 questions a fifth to a quarter of the bot's CPU. A short spin, then sleep: the same
+    # speed alone.
     os.environ.setdefault("GOMP_SPINCOUNT", "2000")
     if engine is not None:
         try:
