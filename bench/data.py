@@ -128,6 +128,13 @@ def mtrag() -> Dataset:
     return Dataset("mtrag", "en", documents, queries)
 
 
+def mtrag_pages(domain: str = "govt") -> Dataset:
+    """MTRAG's passages of one domain, no questions: govt is real government documentation (for ingest speed)."""
+    documents = [_document(p["_id"], p.get("title") or "", p["text"].strip(), "en")
+                 for p in _jsonl(EVAL_DATA / "mtrag-govt-fiqa" / "passages.jsonl.gz") if p.get("domain") == domain]
+    return Dataset(f"mtrag-{domain}", "en", documents, [])
+
+
 NOMIRACL_LANGUAGES = ("de", "es", "fi", "fr", "id", "zh")
 
 

@@ -33,14 +33,14 @@ async def time_bare(embedder: Embedder, texts: Sequence[str]) -> float:
 
 
 async def time_ingest(handle: WeaviateHandle, collection: str, documents: Sequence[Document], embedder: Embedder,
-                      chunking: ChunkingConfig) -> tuple[IngestReport, float]:
+                      chunking: ChunkingConfig, *, repeats_once: bool = True) -> tuple[IngestReport, float]:
     """An ingest end to end into a fresh ``collection`` (dropped after), and its seconds."""
     await embedder.embed_documents(["load the model before timing"])
     store = ChunkStore(handle.client, collection)
     await store.drop()
     await store.open(embedder.name, embedder.dim, create=True)
     started = time.perf_counter()
-    report = await ingest(documents, store=store, embedder=embedder, chunking=chunking)
+    report = await ingest(documents, store=store, embedder=embedder, chunking=chunking, repeats_once=repeats_once)
     seconds = time.perf_counter() - started
     await store.drop()
     return report, seconds

@@ -23,6 +23,7 @@ from retrieval.chunking import ChunkingConfig, chunk_document
 from retrieval.chunks import Chunk, SentenceSpan, body_text
 from retrieval.documents import Document
 from retrieval.embedders import Embedder, EmbeddingError
+from retrieval.embedding_memo import EmbeddingMemo
 from retrieval.loaders import LoadError, iter_documents
 from retrieval.sentences import split_sentences
 from retrieval.stemming import stem_text
@@ -109,8 +110,12 @@ async def ingest(
     embedder: Embedder,
     chunking: ChunkingConfig,
     on_outcome: Callable[[Outcome], None] | None = None,
+    repeats_once: bool = True,
 ) -> IngestReport:
-    """Index ``items`` (from ``load_paths``, or documents built in memory) and report each one's outcome."""
+    """Index ``items`` (from ``load_paths``, or documents built in memory) and report each one's outcome.
+
+    ``repeats_once``: a text met again in this run takes the vector computed the first time (False: every text
+    is embedded, as before; for the ingest benchmark's baseline)."""
     report = IngestReport()
 
     def record(outcome: Outcome) -> None:
@@ -120,6 +125,7 @@ async def ingest(
 
     source = iter(items)
     seen: dict[str, str] = {}  # document_id -> source, to catch two files claiming one id
+    memo = EmbeddingMemo() if repeats_once else None  # a footer or a nav line repeated in this run: embedded once
     pending: asyncio.Task[list[tuple[_Prepared, ReplaceOutcome, bool]]] | None = None
     try:
         while True:
@@ -162,7 +168,8 @@ async def ingest(
 
             texts = [t for p, _ in changed for t in p.texts()]
             try:
-                vectors = await embedder.embed_documents(texts)
+                vectors = await (memo.embed_documents(embedder, texts) if memo is not None
+                                 else embedder.embed_documents(texts))
             except EmbeddingError as error:
                 for prepared, _ in changed:
                     record(Outcome(prepared.document.source, Status.FAILED, prepared.document.document_id,
