@@ -1,8 +1,8 @@
 """Each distinct text embedded once per ingest run.
 
 Documentation sites repeat themselves: navigation, footers, "Contact us", a signature line. In the MTRAG govt
-pages (real government documentation in the shared data) 38 % of the sentences are repeats, 16 % of all the
-embedding work of an ingest. A text's vector does not depend on what it is batched with, so a repeat takes the
+pages (real government documentation in the shared data) 38 % of the sentences are repeats; in an ingest of 120
+of them, 25 % of the texts embedded and 9.7 % of their tokens. A text's vector does not depend on what it is batched with, so a repeat takes the
 vector already computed, within a batch and across the batches of one run. Bounded: the oldest entries go first.
 """
 

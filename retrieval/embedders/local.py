@@ -82,7 +82,7 @@ class E5Embedder:
         path = built_engine() if use_built else None
         self.engine = "built" if path is not None else "wheel"
         self._model = _ThreadedModel(lambda: load_e5(threads, path), "embed-e5")
-        self._queries = Batcher(self._query_batch)
+        self._queries = Batcher(self.embed_queries)
 
     async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -92,9 +92,6 @@ class E5Embedder:
     async def embed_query(self, text: str) -> np.ndarray:
         """One query's vector; queries asked while others are being embedded go together in the next batch."""
         return (await self._queries.one(text)).reshape(self.dim)
-
-    async def _query_batch(self, texts: Sequence[str]) -> np.ndarray:
-        return (await self._model.run("query", list(texts))).reshape(len(texts), self.dim)
 
     async def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Many texts in ``query:`` mode at once (e5's mode for symmetric tasks: question against question)."""
