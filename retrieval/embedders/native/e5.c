@@ -392,25 +392,31 @@ static int utf8_encode(uint32_t cp, char *o) {
 /* Run normalizer + metaspace pipeline; produce normalized UTF-8 bytes (buf),
  * and char-start offset array cs[0..nc]. Caller frees buf/cs. Returns the
  * content tokens (NO <s>/</s>), in forward order, capped to max_out. */
-static int tok_content(const tokenizer *t, const char *text,
-                       int *out_ids, int max_out) {
+/* out_start/out_end (either may be NULL): each token's [start, end) byte range in `text` (a metaspace the
+ * tokenizer prepends covers no byte); used to pool a span's tokens (e5_embed_spans). */
+static int tok_content_at(const tokenizer *t, const char *text,
+                          int *out_ids, int max_out, int *out_start, int *out_end) {
     int tn = (int)strlen(text);
     /* decode -> apply per-codepoint normalization map */
     uint32_t *cps = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(tn + 2) * 4 + 64);
+    int *src0 = (int *)malloc(sizeof(int) * (size_t)(tn + 2) * 4 + 64);   /* cps[i] came from bytes */
+    int *src1 = (int *)malloc(sizeof(int) * (size_t)(tn + 2) * 4 + 64);   /* [src0[i], src1[i]) */
     int nc = 0;
     for (int i = 0; i < tn; ) {
-        uint32_t cp; int adv = utf8_decode(text + i, tn - i, &cp); i += adv;
+        uint32_t cp; int at = i, adv = utf8_decode(text + i, tn - i, &cp); i += adv;
         int ni = norm_find(t, cp);
-        if (ni < 0) { cps[nc++] = cp; }
+        if (ni < 0) { src0[nc] = at; src1[nc] = i; cps[nc++] = cp; }
         else {
-            for (uint32_t k = t->norm_off[ni]; k < t->norm_off[ni + 1]; k++)
-                cps[nc++] = t->norm_out[k];
+            for (uint32_t k = t->norm_off[ni]; k < t->norm_off[ni + 1]; k++) {
+                src0[nc] = at; src1[nc] = i; cps[nc++] = t->norm_out[k];
+            }
         }
     }
     /* collapse runs of 2+ spaces (U+0020) into one */
     int w = 0;
     for (int i = 0; i < nc; i++) {
         if (cps[i] == 0x20 && w > 0 && cps[w - 1] == 0x20) continue;
+        src0[w] = src0[i]; src1[w] = src1[i];
         cps[w++] = cps[i];
     }
     nc = w;
@@ -457,19 +463,33 @@ static int tok_content(const tokenizer *t, const char *text,
     }
     /* backtrack -> content tokens (no specials), forward order, head-capped */
     int *tmp = (int *)malloc(sizeof(int) * (size_t)(n + 1));
+    int *tch = (int *)malloc(sizeof(int) * (size_t)(n + 1));   /* each token's first char */
+    int *tce = (int *)malloc(sizeof(int) * (size_t)(n + 1));   /* and its end char */
     int nt = 0;
     for (int i = n; i > 0; ) {
         int id = bp[i] < 0 ? t->unk : bp[i];
+        tch[nt] = bf[i]; tce[nt] = i;
         tmp[nt++] = id;
         i = bf[i];
     }
     int ncontent = nt < max_out ? nt : max_out;
-    for (int j = 0; j < ncontent; j++) out_ids[j] = tmp[nt - 1 - j];
+    int lead = nchar - nc;                   /* 1 where a metaspace was prepended */
+    for (int j = 0; j < ncontent; j++) {
+        int r = nt - 1 - j;
+        out_ids[j] = tmp[r];
+        int c0 = tch[r] - lead, c1 = tce[r] - 1 - lead;   /* first and last char, as cps indices */
+        if (out_start) out_start[j] = c0 < 0 ? (c1 < 0 ? 0 : src0[0]) : src0[c0];
+        if (out_end) out_end[j] = c1 < 0 ? 0 : src1[c1];
+    }
 
-    free(tmp);
+    free(tmp); free(tch); free(tce);
     free(best); free(bp); free(bf);
-    free(cs); free(buf); free(cps);
+    free(cs); free(buf); free(cps); free(src0); free(src1);
     return ncontent;
+}
+
+static int tok_content(const tokenizer *t, const char *text, int *out_ids, int max_out) {
+    return tok_content_at(t, text, out_ids, max_out, NULL, NULL);
 }
 
 /* ------------------------------- forward ------------------------------
@@ -699,6 +719,101 @@ int e5_embed(e5_model *m, const char *text, int is_query, float *out) {
 
 int e5_embed_batch(e5_model *m, const char **texts, int n, int is_query, float *out) {
     return embed_n(m, texts, n, is_query, out);
+}
+
+/* Embed n passages and, from the same forward pass, spans of them (byte ranges into each text, e.g. its
+ * sentences): a span's vector is the mean of the final hidden states of the tokens that overlap it, L2-normalized.
+ * nspan[i] spans of text i, their ranges flattened in span_start/span_end; out_text gets n vectors (equal to
+ * e5_embed_batch's for passages), out_span the spans' vectors. A text longer than one window (510 tokens) is
+ * left to the caller: fit[i] = 0 and its rows are not written. Returns 0 on success. */
+int e5_embed_spans(e5_model *m, const char **texts, int n, const int *nspan,
+                   const int *span_start, const int *span_end, float *out_text, float *out_span, int *fit) {
+    const char *pfx = "passage: ";
+    int plen = (int)strlen(pfx);
+    int H = m->H, WMAX = m->MAXP - 2;
+    int **ids_of = (int **)malloc(sizeof(int *) * (n > 0 ? n : 1));
+    int **beg_of = (int **)malloc(sizeof(int *) * (n > 0 ? n : 1));
+    int **end_of = (int **)malloc(sizeof(int *) * (n > 0 ? n : 1));
+    int *len = (int *)malloc(sizeof(int) * (n > 0 ? n : 1));
+    int *first_span = (int *)malloc(sizeof(int) * (n + 1));
+    first_span[0] = 0;
+    for (int i = 0; i < n; i++) {
+        first_span[i + 1] = first_span[i] + nspan[i];
+        size_t tl = strlen(texts[i]);
+        char *buf = (char *)malloc(plen + tl + 1);
+        memcpy(buf, pfx, plen); memcpy(buf + plen, texts[i], tl + 1);
+        int cap = plen + (int)tl + 4;
+        ids_of[i] = (int *)malloc(sizeof(int) * cap);
+        beg_of[i] = (int *)malloc(sizeof(int) * cap);
+        end_of[i] = (int *)malloc(sizeof(int) * cap);
+        len[i] = tok_content_at(&m->tok, buf, ids_of[i], cap, beg_of[i], end_of[i]);
+        free(buf);
+        fit[i] = len[i] <= WMAX;
+    }
+    int budget = E5_CHUNK_TOKENS, rc = 0;
+    for (int i0 = 0; i0 < n; ) {
+        int i1 = i0; long T = 0;
+        while (i1 < n) {                     /* texts that do not fit take no room */
+            int L = fit[i1] ? len[i1] + 2 : 0;
+            if (T > 0 && T + L > budget) break;
+            T += L; i1++;
+        }
+        if (T == 0) { i0 = i1; continue; }
+        int *ids = (int *)malloc(sizeof(int) * T), *pos = (int *)malloc(sizeof(int) * T);
+        int *ss = (int *)malloc(sizeof(int) * T), *se = (int *)malloc(sizeof(int) * T);
+        int *segoff = (int *)malloc(sizeof(int) * (i1 - i0 + 1));
+        int *seg_text = (int *)malloc(sizeof(int) * (i1 - i0));
+        int nseg = 0, T2 = 0;
+        segoff[0] = 0;
+        for (int i = i0; i < i1; i++) {
+            if (!fit[i]) continue;
+            int p = 0;
+            ids[T2] = m->tok.bos; pos[T2++] = p++;
+            for (int j = 0; j < len[i]; j++) { ids[T2] = ids_of[i][j]; pos[T2++] = p++; }
+            ids[T2] = m->tok.eos; pos[T2++] = p++;
+            seg_text[nseg++] = i;
+            segoff[nseg] = T2;
+        }
+        for (int g = 0; g < nseg; g++)
+            for (int t = segoff[g]; t < segoff[g + 1]; t++) { ss[t] = segoff[g]; se[t] = segoff[g + 1]; }
+        float *hid = (float *)malloc(sizeof(float) * (size_t)T * H);
+        rc |= forward_batch(m, ids, pos, ss, se, segoff, nseg, (int)T, NULL, hid);
+#pragma omp parallel for schedule(dynamic)
+        for (int g = 0; g < nseg; g++) {
+            int i = seg_text[g], a = segoff[g], b = segoff[g + 1];
+            float *o = out_text + (size_t)i * H;
+            for (int k = 0; k < H; k++) o[k] = 0.f;
+            for (int t = a; t < b; t++) { const float *r = hid + (size_t)t * H; for (int k = 0; k < H; k++) o[k] += r[k]; }
+            for (int sp = first_span[i]; sp < first_span[i + 1]; sp++) {
+                int s0 = span_start[sp] + plen, s1 = span_end[sp] + plen, cnt = 0;
+                float *d = out_span + (size_t)sp * H;
+                for (int k = 0; k < H; k++) d[k] = 0.f;
+                for (int j = 0; j < len[i]; j++) {
+                    if (beg_of[i][j] < s1 && end_of[i][j] > s0) {
+                        const float *r = hid + (size_t)(a + 1 + j) * H;
+                        for (int k = 0; k < H; k++) d[k] += r[k];
+                        cnt++;
+                    }
+                }
+                if (cnt == 0) for (int k = 0; k < H; k++) d[k] = o[k];   /* an empty span: the passage's own */
+            }
+            float nrm = 0.f;
+            for (int k = 0; k < H; k++) nrm += o[k] * o[k];
+            nrm = 1.f / sqrtf(nrm > 1e-12f ? nrm : 1e-12f);
+            for (int k = 0; k < H; k++) o[k] *= nrm;
+            for (int sp = first_span[i]; sp < first_span[i + 1]; sp++) {
+                float *d = out_span + (size_t)sp * H, q = 0.f;
+                for (int k = 0; k < H; k++) q += d[k] * d[k];
+                q = 1.f / sqrtf(q > 1e-12f ? q : 1e-12f);
+                for (int k = 0; k < H; k++) d[k] *= q;
+            }
+        }
+        free(ids); free(pos); free(ss); free(se); free(segoff); free(seg_text); free(hid);
+        i0 = i1;
+    }
+    for (int i = 0; i < n; i++) { free(ids_of[i]); free(beg_of[i]); free(end_of[i]); }
+    free(ids_of); free(beg_of); free(end_of); free(len); free(first_span);
+    return rc;
 }
 
 int e5_dim(const e5_model *m) { return m->H; }

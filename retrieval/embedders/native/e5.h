@@ -35,6 +35,14 @@ int e5_embed(e5_model *m, const char *text, int is_query, float *out);
 int e5_embed_batch(e5_model *m, const char **texts, int n, int is_query,
                    float *out);
 
+/* Embed `n` passages and, from the same forward pass, byte ranges of them (e.g. their sentences): a span's
+ * vector is the L2-normalized mean of the final token states that overlap it. nspan[i] spans for text i, their
+ * [start, end) flattened in span_start/span_end. out_text: n*dim floats (equal to e5_embed_batch's passages);
+ * out_span: one row per span. A text longer than one window is skipped: fit[i] = 0, its rows unwritten.
+ * Verbatim's addition, measured (not used) by bench/sentence_vectors.py. Returns 0 on success. */
+int e5_embed_spans(e5_model *m, const char **texts, int n, const int *nspan, const int *span_start,
+                   const int *span_end, float *out_text, float *out_span, int *fit);
+
 /* --- sparse "latent terms" via a trained TopK sparse autoencoder (SAE) -----
  * Load a sparse head (sae.bin from sae_train.py); then e5_embed_sparse maps the
  * encoder's token hidden states through the SAE and max-pools over tokens into
