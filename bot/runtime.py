@@ -69,8 +69,9 @@ def build_cohere(settings: Settings) -> cohere.AsyncClientV2 | None:
 
 
 def build_embedder(settings: Settings, cohere_client: cohere.AsyncClientV2 | None,
-                   threads: int | None = None) -> Embedder:
-    """The configured embedder; ``threads`` caps the cores a local one computes on (default: all it may use)."""
+                   threads: int | None = None, query_threads: int | None = None) -> Embedder:
+    """The configured embedder; ``threads`` caps the cores a local one computes on (default: all it may use),
+    ``query_threads`` those e5 embeds questions on (default: ``threads``)."""
     name = settings.embedder_name
     if name == "cohere":
         if cohere_client is None:
@@ -78,16 +79,16 @@ def build_embedder(settings: Settings, cohere_client: cohere.AsyncClientV2 | Non
         return CohereEmbedder(cohere_client, settings.cohere_embed_model)
     if name == "use":
         return UseEmbedder(threads=threads or 2)
-    return E5Embedder(threads=threads)
+    return E5Embedder(threads=threads, query_threads=query_threads)
 
 
 @asynccontextmanager
 async def open_retrieval(settings: Settings, *, create: bool = False, rebuild: bool = False,
-                         embed_threads: int | None = None) -> AsyncIterator[Retrieval]:
+                         embed_threads: int | None = None, query_threads: int | None = None) -> AsyncIterator[Retrieval]:
     """Connect to Weaviate and open the chunk collection; ``create`` makes it when missing (ingest)."""
     async with AsyncExitStack() as stack:
         cohere_client = build_cohere(settings)
-        embedder = build_embedder(settings, cohere_client, embed_threads)
+        embedder = build_embedder(settings, cohere_client, embed_threads, query_threads)
         stack.push_async_callback(embedder.aclose)
         handle = await connect(settings.weaviate_config())
         stack.push_async_callback(handle.close)

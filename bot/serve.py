@@ -52,6 +52,10 @@ log = logging.getLogger(__name__)
 
 Mode = Literal["http", "socket"]
 DRAIN_TIMEOUT_S = 60.0  # how long a shutdown waits for answers in flight
+# Questions are embedded on one core: the event loop and Weaviate need the others in a burst, and an engine thread
+# that loses its core holds up its team at every barrier. A burst of 100 mentions: p95 -13 % in 10 channels, -7 %
+# in one; a lone question's embedding 16 -> 29 ms (docs/benchmarks.md, "Query embedding on one core").
+QUERY_EMBED_THREADS = 1
 HEAL_EVERY_S = 5.0  # how often the store is checked and, if its embedded server died, restarted
 REPLAY_EVERY_S = 10.0  # a journal with nothing waiting costs one stat; a database back is caught up within 10 s
 
@@ -196,7 +200,7 @@ async def serve(settings: Settings, *, host: str, port: int | None) -> None:
         stack.push_async_callback(session.close)  # closed last: after the answers in flight have posted
         client = build_web_client(settings, session)
         await _check_token(client)
-        retrieval = await stack.enter_async_context(open_retrieval(settings))
+        retrieval = await stack.enter_async_context(open_retrieval(settings, query_threads=QUERY_EMBED_THREADS))
         storage = await stack.enter_async_context(open_storage(settings))
         deps = SlackDeps(answer=build_answer_deps(settings, retrieval, storage.sessions), sessions=storage.sessions,
                          journal=storage.journal, client=client, options=SlackOptions.from_settings(settings))

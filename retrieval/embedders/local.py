@@ -58,16 +58,26 @@ class _ThreadedModel:
     def __init__(self, load: Callable[[], Any], thread_name: str) -> None:
         self._load = load
         self._model: Any = None
+        self._set_threads: Callable[[int], object] | None = None
+        self._default_threads = 0
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=thread_name)
 
-    def _call(self, method: str, payload: Any) -> np.ndarray:
+    def _call(self, method: str, payload: Any, threads: int | None) -> np.ndarray:
         if self._model is None:
             self._model = self._load()
+            # Both engines link libgomp; one that did not would keep its own thread count.
+            lib: Any = getattr(self._model, "_lib", None)
+            self._set_threads = getattr(lib, "omp_set_num_threads", None)
+            self._default_threads = int(lib.omp_get_max_threads()) if self._set_threads is not None else 0
+        if self._set_threads is not None:
+            self._set_threads(threads or self._default_threads)  # per call: it applies to this thread's next calls
         return np.asarray(getattr(self._model, method)(payload), dtype=np.float32)
 
-    async def run(self, method: str, payload: Any) -> np.ndarray:
+    async def run(self, method: str, payload: Any, threads: int | None = None) -> np.ndarray:
+        """``method(payload)`` on the worker thread; ``threads``: the engine's threads for this call (None: the
+        number it was loaded with)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._call, method, payload)
+        return await loop.run_in_executor(self._executor, self._call, method, payload, threads)
 
     def shutdown(self) -> None:
         self._executor.shutdown(wait=True)
@@ -77,17 +87,22 @@ class E5Embedder:
     name = "e5-small-q4"
     dim = 384
 
-    def __init__(self, threads: int | None = None, *, use_built: bool = True) -> None:
+    def __init__(self, threads: int | None = None, *, query_threads: int | None = None, use_built: bool = True) -> None:
+        """``threads``: the cores documents are embedded on (default: all this process may use); ``query_threads``:
+        those queries are (default: the same). ``serve`` embeds queries on one: the event loop and Weaviate need
+        the other cores meanwhile, and an engine thread that loses its core holds up its team at every barrier."""
         # Which engine computes (the built one falls back to the wheel's only if it cannot be loaded, and says so).
         path = built_engine() if use_built else None
         self.engine = "built" if path is not None else "wheel"
+        self._threads = threads
+        self._query_threads = query_threads or threads
         self._model = _ThreadedModel(lambda: load_e5(threads, path), "embed-e5")
         self._queries = Batcher(self.embed_queries)
 
     async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return (await self._model.run("passage", list(texts))).reshape(len(texts), self.dim)
+        return (await self._model.run("passage", list(texts), self._threads)).reshape(len(texts), self.dim)
 
     async def embed_query(self, text: str) -> np.ndarray:
         """One query's vector; queries asked while others are being embedded go together in the next batch."""
@@ -97,7 +112,7 @@ class E5Embedder:
         """Many texts in ``query:`` mode at once (e5's mode for symmetric tasks: question against question)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return (await self._model.run("query", list(texts))).reshape(len(texts), self.dim)
+        return (await self._model.run("query", list(texts), self._query_threads)).reshape(len(texts), self.dim)
 
     async def aclose(self) -> None:
         await self._queries.aclose()

@@ -3,6 +3,8 @@ to rounding), in every language and both modes, including texts longer than the 
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 
@@ -55,3 +57,26 @@ async def test_the_embedder_ranks_the_answering_passage_first_with_the_built_eng
         assert "could not be loaded" not in caplog.text  # it ran on the built engine, not the fallback
     finally:
         await embedder.aclose()
+
+
+async def test_queries_on_one_core_get_the_same_vectors_and_leave_documents_all_cores() -> None:
+    """`serve` embeds questions on one core (bot/serve.py QUERY_EMBED_THREADS); vectors must not depend on it,
+    and a document batch after a question still runs on every core the embedder was given."""
+    everywhere, one_core = E5Embedder(threads=2), E5Embedder(threads=2, query_threads=1)
+    questions = ["How long is an account locked after failed sign-ins?", "返金はいつまで申請できますか？",
+                 "Как сбросить пароль?"]
+    try:
+        assert np.abs(await one_core.embed_queries(questions) - await everywhere.embed_queries(questions)).max() < 1e-5
+
+        def engine_threads(embedder: E5Embedder) -> int:  # what the embedder's worker thread would run with now
+            return int(embedder._model._model._lib.omp_get_max_threads())
+
+        loop = asyncio.get_running_loop()
+        await one_core.embed_query(questions[0])
+        assert await loop.run_in_executor(one_core._model._executor, engine_threads, one_core) == 1
+        documents = await one_core.embed_documents(TEXTS[:3])
+        assert await loop.run_in_executor(one_core._model._executor, engine_threads, one_core) == 2
+        assert np.abs(documents - await everywhere.embed_documents(TEXTS[:3])).max() < 1e-5
+    finally:
+        await everywhere.aclose()
+        await one_core.aclose()
