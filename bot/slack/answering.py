@@ -102,7 +102,8 @@ async def take_question(question: Mention, deps: SlackDeps, bot: BotUser, attemp
                 return  # a conversation among people in a thread the bot is not part of
             history = thread.history
         if question.text and claim is None:
-            claim = await _claim(question, deps, attempt)
+            async with deps.claims_at_once:
+                claim = await _claim(question, deps, attempt)
             if claim is None:  # another instance holds it (and may yet die: then a retry here may take it)
                 deps.seen.forget(question.event_id, question.message_key)
                 return

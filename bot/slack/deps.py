@@ -122,6 +122,9 @@ class Leads:
         return self._members
 
 
+CLAIMS_AT_ONCE = 4
+
+
 @dataclass
 class SlackDeps:
     answer: AnswerDeps
@@ -140,6 +143,7 @@ class SlackDeps:
     leads: Leads = field(init=False)
     visibility: PrivateVisibility = field(init=False)
     answer_slots: asyncio.Semaphore = field(init=False)
+    claims_at_once: asyncio.Semaphore = field(init=False)
     recorder: Recorder = field(init=False)
 
     def __post_init__(self) -> None:
@@ -147,6 +151,9 @@ class SlackDeps:
         self.visibility = PrivateVisibility(self.options.dm_visibility, self.client,
                                             ttl_s=self.options.membership_cache_s, clock=self.clock)
         self.answer_slots = asyncio.Semaphore(self.options.max_concurrent_answers)
+        # Questions are claimed a few at a time: a burst's claims queue for the database anyway (SQLite: one
+        # connection), and sixty finishing in one turn of the event loop held it for ~50 ms.
+        self.claims_at_once = asyncio.Semaphore(CLAIMS_AT_ONCE)
         self.recorder = Recorder(self.sessions, self.journal, self.metrics.exchange_recorded)
 
     @property
