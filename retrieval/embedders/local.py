@@ -89,8 +89,7 @@ class E5Embedder:
 
     def __init__(self, threads: int | None = None, *, query_threads: int | None = None, use_built: bool = True) -> None:
         """``threads``: the cores documents are embedded on (default: all this process may use); ``query_threads``:
-        those queries are (default: the same). ``serve`` embeds queries on one: the event loop and Weaviate need
-        the other cores meanwhile, and an engine thread that loses its core holds up its team at every barrier."""
+        those queries are (default: the same; ``serve`` uses one, and bot/serve.py says why)."""
         # Which engine computes (the built one falls back to the wheel's only if it cannot be loaded, and says so).
         path = built_engine() if use_built else None
         self.engine = "built" if path is not None else "wheel"
