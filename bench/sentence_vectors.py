@@ -81,11 +81,8 @@ class _Set:
     bodies: list[str]  # what the chunk pass embeds
     heads: list[str]  # title and section
     spans: list[list[tuple[int, int]]]  # each chunk's sentences, as offsets into its body
+    sentences: list[str]  # those spans' texts, chunk by chunk
     owner: np.ndarray  # per sentence: its chunk's index
-
-    @property
-    def sentences(self) -> list[str]:
-        return [b[s:e] for b, ranges in zip(self.bodies, self.spans, strict=True) for s, e in ranges]
 
 
 def _prepare(dataset: data.Dataset, limit: int | None = None) -> _Set:
@@ -96,8 +93,9 @@ def _prepare(dataset: data.Dataset, limit: int | None = None) -> _Set:
         offset = len(body) - len(chunk.text)  # the text is the body's tail
         spans.append([(offset + s.start, offset + s.end) for s in split_sentences(chunk.text, chunk.language)])
     heads = ["\n".join(p for p in (c.title, c.section or "") if p) for c in chunks]
+    sentences = [b[s:e] for b, ranges in zip(bodies, spans, strict=True) for s, e in ranges]
     owner = np.array([i for i, ranges in enumerate(spans) for _ in ranges])
-    return _Set(chunks, bodies, heads, spans, owner)
+    return _Set(chunks, bodies, heads, spans, sentences, owner)
 
 
 def _timing(model: Any, prepared: _Set) -> tuple[float, float]:
@@ -106,39 +104,35 @@ def _timing(model: Any, prepared: _Set) -> tuple[float, float]:
     _, _, fits = embed_spans(model, prepared.bodies, prepared.spans)
     pooled_pass = time.perf_counter() - started
     bodies = [b for b, fit in zip(prepared.bodies, fits, strict=True) if fit]
-    sentences = [b[s:e] for b, ranges, fit in zip(prepared.bodies, prepared.spans, fits, strict=True) if fit for s, e in ranges]
+    sentences = [s for s, chunk in zip(prepared.sentences, prepared.owner, strict=True) if fits[chunk]]
     started = time.perf_counter()
     model.passage(bodies)
     model.passage(sentences)
     return time.perf_counter() - started, pooled_pass
 
 
-def _quote_choice(dataset: data.Dataset, prepared: _Set, query_vectors: np.ndarray, sentence_vectors: np.ndarray) -> float:
-    sentences = prepared.sentences
+def _quote_choice(queries: Sequence[data.Query], prepared: _Set, query_vectors: np.ndarray,
+                  sentence_vectors: np.ndarray) -> float:
     documents = np.array([prepared.chunks[i].document_id for i in prepared.owner])
     right = 0
-    for query, vector in zip(_answerable(dataset), query_vectors, strict=True):
+    for query, vector in zip(queries, query_vectors, strict=True):
         rows = np.where(np.isin(documents, list(query.gold)))[0]
         best = rows[int(np.argmax(sentence_vectors[rows] @ vector))]
-        right += any(a in sentences[best] for a in query.answers)
+        right += any(a in prepared.sentences[best] for a in query.answers)
     return right / len(query_vectors)
 
 
-def _dense_retrieval(dataset: data.Dataset, prepared: _Set, query_vectors: np.ndarray,
+def _dense_retrieval(queries: Sequence[data.Query], prepared: _Set, query_vectors: np.ndarray,
                      chunk_vectors: np.ndarray) -> tuple[float, float]:
     documents = np.array([c.document_id for c in prepared.chunks])
     hit1 = mrr = 0.0
-    for query, vector in zip(_answerable(dataset), query_vectors, strict=True):
+    for query, vector in zip(queries, query_vectors, strict=True):
         order = np.argsort(-(chunk_vectors @ vector))[:10]
         found = np.where(np.isin(documents[order], list(query.gold)))[0]
         if found.size:
             hit1 += found[0] == 0
             mrr += 1.0 / (found[0] + 1)
     return hit1 / len(query_vectors), mrr / len(query_vectors)
-
-
-def _answerable(dataset: data.Dataset) -> list[data.Query]:
-    return [q for q in dataset.queries if q.answerable and q.answers]
 
 
 def _chunks_from_sentences(model: Any, prepared: _Set, sentence_vectors: np.ndarray, head_vectors: np.ndarray) -> np.ndarray:
@@ -153,7 +147,7 @@ async def _measure(name: str, timing_documents: int, model: Any, cached: CachedE
     dataset = DATASETS[name]()
     two_passes, pooled_pass = _timing(model, _prepare(dataset, timing_documents))
     prepared = _prepare(dataset)
-    queries = _answerable(dataset)
+    queries = [q for q in dataset.queries if q.answerable and q.answers]
     query_vectors = await cached.embed_queries([q.text for q in queries])
     chunk_vectors = await cached.embed_documents(prepared.bodies)
     sentence_vectors = await cached.embed_documents(prepared.sentences)
@@ -165,10 +159,10 @@ async def _measure(name: str, timing_documents: int, model: Any, cached: CachedE
     return {
         "dataset": name, "questions": len(queries), "chunks": len(prepared.chunks), "sentences": len(prepared.owner),
         "speedup": two_passes / pooled_pass, "over_window": int((~fits).sum()),
-        "quote_standalone": _quote_choice(dataset, prepared, query_vectors, sentence_vectors),
-        "quote_pooled": _quote_choice(dataset, prepared, query_vectors, pooled),
-        "dense_chunk_pass": _dense_retrieval(dataset, prepared, query_vectors, chunk_vectors),
-        "dense_from_sentences": _dense_retrieval(dataset, prepared, query_vectors, mixed),
+        "quote_standalone": _quote_choice(queries, prepared, query_vectors, sentence_vectors),
+        "quote_pooled": _quote_choice(queries, prepared, query_vectors, pooled),
+        "dense_chunk_pass": _dense_retrieval(queries, prepared, query_vectors, chunk_vectors),
+        "dense_from_sentences": _dense_retrieval(queries, prepared, query_vectors, mixed),
     }
 
 

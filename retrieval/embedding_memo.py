@@ -2,8 +2,9 @@
 
 Documentation sites repeat themselves: navigation, footers, "Contact us", a signature line. In the MTRAG govt
 pages (real government documentation in the shared data) 38 % of the sentences are repeats; in an ingest of 120
-of them, 25 % of the texts embedded and 9.7 % of their tokens. A text's vector does not depend on what it is batched with, so a repeat takes the
-vector already computed, within a batch and across the batches of one run. Bounded: the oldest entries go first.
+of them, 25 % of the texts embedded and 9.7 % of their tokens. A text's vector does not depend on what it is
+batched with, so a repeat takes the vector already computed, within a batch and across the batches of one run.
+Bounded: the oldest entries go first.
 """
 
 from __future__ import annotations
