@@ -14,7 +14,7 @@ COMPILE = $(UV) pip compile pyproject.toml --generate-hashes --universal --pytho
 .PHONY: install weaviate demo test bench lock image-test
 install: $(VENV)/.installed
 
-$(VENV)/.installed: requirements-dev.lock pyproject.toml setup.py retrieval/embedders/native/e5.c
+$(VENV)/.installed: requirements-dev.lock pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements-dev.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import platform
@@ -93,8 +94,22 @@ class CachedEmbedder:
         await self.inner.aclose()
 
 
+def cpu_model() -> str:
+    """The CPU's model name and the vector extensions its kernels can use (these machines differ by session)."""
+    model, flags = platform.processor() or platform.machine(), set()
+    with contextlib.suppress(OSError):  # not Linux: the platform's name is all there is
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                model = value.strip()
+            elif key.strip() == "flags":
+                flags = set(value.split())
+    wanted = ["avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_int8", "amx_bf16"]
+    return f"{model} ({' '.join(f for f in wanted if f in flags) or 'no AVX2'})"
+
+
 def machine_line() -> str:
-    return f"{os.cpu_count()} CPU cores, {platform.machine()}, Python {platform.python_version()}"
+    return f"{os.cpu_count()} CPU cores, {cpu_model()}, {platform.machine()}, Python {platform.python_version()}"
 
 
 def write_section(name: str, markdown: str) -> None:

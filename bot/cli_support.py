@@ -30,6 +30,7 @@ from rich.progress import (
 )
 
 from bot.settings import Settings
+from retrieval.embedders.local import usable_cores
 from retrieval.ingest import Outcome, Status
 
 T = TypeVar("T")
@@ -109,7 +110,7 @@ def workers_option(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def embed_cores(workers: int | None) -> tuple[int, str | None]:
     """The cores to embed on for ``--workers``, and a notice when more were asked than this process may use."""
-    usable = len(os.sched_getaffinity(0))
+    usable = usable_cores()
     if workers is None:
         return usable, None
     if workers > usable:

@@ -130,15 +130,12 @@ podman run --rm --no-healthcheck --user 0 --entrypoint sh "$IMAGE" -c \
   || { echo "error: the image holds something mounted at build time" >&2; exit 1; }
 [ "$(podman image inspect --format '{{.Config.User}}' "$IMAGE")" = verbatim ] \
   || { echo "error: the image does not run as the user verbatim" >&2; exit 1; }
-# e5 computes on our build of its engine (loaded with the image's OpenMP runtime), not on the wheel's.
-if [ "$(uname -m)" = x86_64 ]; then
-  engine=$(podman run --rm --no-healthcheck --entrypoint python3 "$IMAGE" -c 'import ctypes
-from retrieval.embedders.local import E5Embedder, built_engine
-ctypes.CDLL(str(built_engine()))
-print(E5Embedder().engine)')
-  [ "$engine" = built ] || { echo "error: the image runs e5 on the wheel's engine ($engine)" >&2; exit 1; }
-  step "e5 runs on the built engine"
-fi
+# e5 computes on ONNX Runtime in the image (no compiler went into it): one query's vector, unit length.
+norm=$(podman run --rm --no-healthcheck --entrypoint python3 "$IMAGE" -c 'import numpy as np
+from retrieval.encoder.runtime import E5Encoder
+print(round(float(np.linalg.norm(E5Encoder().embed(["Где сбросить пароль?"], "query")[0])), 3))')
+[ "$norm" = 1.0 ] || { echo "error: e5 did not embed on ONNX Runtime in the image ($norm)" >&2; exit 1; }
+step "e5 runs on ONNX Runtime"
 
 # -- run it: the README's `podman run`, in a pod beside a Slack stand-in ---------------------------------------
 # The bot checks its Slack token at start-up; here a stand-in answers in the same pod (loopback only). So the

