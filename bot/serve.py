@@ -52,9 +52,9 @@ log = logging.getLogger(__name__)
 
 Mode = Literal["http", "socket"]
 DRAIN_TIMEOUT_S = 60.0  # how long a shutdown waits for answers in flight
-# Questions are embedded on one core: the event loop and Weaviate need the others in a burst, and an engine thread
-# that loses its core holds up its team at every barrier. A burst of 100 mentions: p95 -13 % in 10 channels, -7 %
-# in one; a lone question's embedding 16 -> 29 ms (docs/benchmarks.md, "Query embedding on one core").
+# Questions are embedded on one core: the event loop and Weaviate need the others in a burst (with the engine before
+# ONNX Runtime, a burst of 100 mentions: p95 -13 % in 10 channels, -7 % in one; docs/benchmarks.md, "Query
+# embedding on one core"). On ONNX Runtime a question is one run on one thread: nothing to wait for.
 QUERY_EMBED_THREADS = 1
 HEAL_EVERY_S = 5.0  # how often the store is checked and, if its embedded server died, restarted
 REPLAY_EVERY_S = 10.0  # a journal with nothing waiting costs one stat; a database back is caught up within 10 s

@@ -1,11 +1,11 @@
 """Concurrent one-text embedding calls gathered into batch calls.
 
 A burst of questions asks for many query vectors at once. Run one by one, each pays the engine's fixed cost
-per call (a pass over every weight matrix, a barrier per matrix among its threads) for a dozen tokens; run as
-one batch, the weights are read once for all of them. ``Batcher`` keeps the calls as they are (one text in, one
+per call (a pass over every weight matrix, a dispatch per graph node) for a dozen tokens; run as one batch,
+questions of similar length share runs. ``Batcher`` keeps the calls as they are (one text in, one
 vector out): while a batch is being computed the next texts wait, and all of them go in the next batch. A lone
-call goes at once, so a quiet bot answers as fast as before. Each text's vector is the same as alone: the
-engine computes every text of a batch separately (its own attention, its own activation scales).
+call goes at once, so a quiet bot answers as fast as before. Each text's vector is the same as alone: padding is
+masked out of attention and the activations are quantized per token.
 """
 
 from __future__ import annotations
