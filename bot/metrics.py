@@ -11,11 +11,13 @@
     verbatim_fallbacks_total{part}                   a Cohere call failed and the local part answered: query,
                                                      rerank, compose
     verbatim_journal_backlog                         exchanges waiting in the journal for the database
+    verbatim_journal_dead_letters                    exchanges the database refused, set aside in the journal's
+                                                     dead-letter file (`verbatim review list --errors` lists them)
     verbatim_pending_exchanges                       questions claimed and not yet recorded (in any instance)
 
 ``Metrics.create()`` builds a fresh registry; the server builds one at start-up and hands it to the Slack edge
 and the HTTP server (``SlackDeps.metrics``). Nothing is registered at import time, so two apps in one process
-(the tests) never mix their counts. The two gauges are read when scraped (``refresh``), each read bounded.
+(the tests) never mix their counts. The three gauges are read when scraped (``refresh``), each read bounded.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class Metrics:
     database_errors: Counter
     fallbacks: Counter
     journal_backlog: Gauge
+    journal_dead_letters: Gauge
     pending_exchanges: Gauge
 
     @classmethod
@@ -92,6 +95,9 @@ class Metrics:
                               ("part",)),
             journal_backlog=Gauge("verbatim_journal_backlog", "Exchanges waiting in the journal for the database.",
                                   registry=registry),
+            journal_dead_letters=Gauge("verbatim_journal_dead_letters",
+                                       "Exchanges the database refused, kept in the journal's dead-letter file.",
+                                       registry=registry),
             pending_exchanges=Gauge("verbatim_pending_exchanges",
                                     "Questions claimed and not yet recorded, across instances.", registry=registry),
         )
@@ -119,8 +125,11 @@ class Metrics:
         self.event_to_reply_seconds.observe(max(elapsed, 0.0))
 
     async def refresh(self, journal: Journal, sessions: async_sessionmaker[AsyncSession]) -> None:
-        """Read the journal's backlog and the pending exchanges; a gauge that cannot be read keeps its value."""
+        """Read the journal's backlog, its dead letters and the pending exchanges; a gauge that cannot be read
+        keeps its value."""
         self.journal_backlog.set(await asyncio.to_thread(journal.pending))
+        # A gauge of the file, not a counter of this process: it survives restarts and counts every instance's.
+        self.journal_dead_letters.set(await asyncio.to_thread(journal.dead_lettered))
         try:
             async with asyncio.timeout(READ_BOUND_S), sessions() as session:
                 self.pending_exchanges.set(await pending_count(session))

@@ -135,6 +135,9 @@ async def replay_journal(journal: Journal, sessions: async_sessionmaker[AsyncSes
         return
     if result.written:
         log.info("wrote %d journaled exchanges to the database (%d still pending)", result.written, result.remaining)
+    if result.dead_lettered:  # each one was logged with its traceback by the replay
+        log.error("%d journaled exchanges refused by the database, set aside in %s", result.dead_lettered,
+                  journal.dead_path)
 
 
 @asynccontextmanager
@@ -161,7 +164,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
             log.warning("the exchange log is unavailable, journaling exchanges: %s", error)
         sessions = create_session_factory(engine)
         settings.verbatim_home.mkdir(parents=True, exist_ok=True)
-        journal = Journal(settings.verbatim_home / "journal.jsonl")
+        journal = Journal.in_home(settings.verbatim_home)
         await replay_journal(journal, sessions)
         yield Storage(engine=engine, sessions=sessions, journal=journal)
     finally:

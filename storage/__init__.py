@@ -7,7 +7,8 @@
     exchanges   claim a Slack event, record an exchange, read exchanges back, the review queue
     flags       reactions on replies: flags, their removal and resolution
     stats       per-day and per-channel metrics (no-support rate, wrong-citation rate, latency)
-    journal     exchanges the database could not take, kept on disk and replayed later
+    journal     exchanges the database could not take, kept on disk and replayed later; refused ones set aside
+    faults      is_outage: a failed write that waits in the journal, or one that is set aside
     errors      the error hierarchy; messages are one line and never show a password
 
 Functions take an `AsyncSession` from the one `async_sessionmaker` built at start-up; nothing here creates

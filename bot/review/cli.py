@@ -44,6 +44,8 @@ from bot.review.runtime import open_chunk_lookup, open_learning, open_log
 from bot.review.suppressed import ChunkState, chunk_to_json, plural, suppression_to_json
 from bot.review.text import (
     breakdown_table,
+    dead_letter_to_json,
+    dead_letters_table,
     headline,
     metrics_to_json,
     queue_table,
@@ -52,6 +54,7 @@ from bot.review.text import (
     unavailable_line,
 )
 from storage.errors import StorageError
+from storage.journal import Journal
 from storage.records import RESOLUTIONS
 from storage.stats import channel_stats, daily_stats, window_stats
 
@@ -86,7 +89,8 @@ def review() -> None:
 @review.command("list")
 @click.option("--flagged", is_flag=True, help="Exchanges with a lead's flag on the reply.")
 @click.option("--no-support", is_flag=True, help="Exchanges answered with 'no support found'.")
-@click.option("--errors", is_flag=True, help="Exchanges that ended in an error reply.")
+@click.option("--errors", is_flag=True, help="Exchanges that ended in an error reply, and those the database "
+              "refused (set aside by the journal).")
 @click.option("--all", "everything", is_flag=True, help="Every exchange, not only the review queue.")
 @click.option("--since", help=SINCE_HELP)
 @click.option("--channel", help="Only this Slack channel id.")
@@ -96,19 +100,37 @@ def review() -> None:
 async def list_command(flagged: bool, no_support: bool, errors: bool, everything: bool, since: str | None,
                        channel: str | None, limit: int, as_json: bool) -> None:
     """The review queue, newest first: flagged, no-support and error exchanges, and questions stuck pending (each
-    option narrows to it)."""
+    option narrows to it); then the exchanges the database refused, kept in the journal's dead-letter file."""
     start = _since(since)
-    async with open_log(load_settings().database_url_value()) as sessions, sessions() as session:
+    settings = load_settings()
+    async with open_log(settings.database_url_value()) as sessions, sessions() as session:
         queue = await review_queue(session, flagged=flagged, no_support=no_support, errors=errors,
                                    everything=everything, channel_id=channel, since=start, limit=limit)
+    journal = Journal.in_home(settings.verbatim_home)
+    refused = []
+    if not everything and (errors or not (flagged or no_support)):  # --errors, or the default queue
+        # Not in the log at all: the journal's dead-letter file keeps them.
+        letters = await asyncio.to_thread(journal.dead_letters)
+        refused = sorted((letter for letter in letters
+                          if (channel is None or letter.record.channel_id == channel)
+                          and (start is None or letter.record.created_at >= start)),
+                         key=lambda letter: (letter.record.created_at, letter.record.id), reverse=True)[:limit]
     if as_json:
         for summary in queue:
             _echo_json(summary_to_json(summary))
+        for letter in refused:
+            _echo_json(dead_letter_to_json(letter))
         return
-    if not queue:
+    if not queue and not refused:
         click.echo("nothing to review: no exchange matches")
         return
-    _console().print(queue_table(queue))
+    console = _console()
+    if queue:
+        console.print(queue_table(queue))
+    if refused:
+        console.print(f"{plural(len(refused), 'exchange')} the database refused, not in the log: set aside in "
+                      f"{journal.dead_path}", soft_wrap=True, markup=False)
+        console.print(dead_letters_table(refused))
 
 
 # -- show ----------------------------------------------------------------------------------------

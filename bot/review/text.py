@@ -29,6 +29,7 @@ from bot.review.formatting import (
 )
 from bot.review.model import CitationView, ExchangeReview, VersionState
 from bot.review.suppressed import suppressed_line
+from storage.journal import DeadLetter
 from storage.records import ChannelStats, DayStats, ExchangeSummary, FlagRecord, Metrics
 
 OUTCOME_STYLES = {"answered": "green", "no_support": "yellow", "error": "red", "pending": "dim"}
@@ -68,6 +69,38 @@ def queue_table(summaries: Sequence[ExchangeSummary]) -> Table:
             Text(one_line(item.question, 100)), Text(quotes),
             Text(flags, style="red" if item.unresolved_lead_flags or item.unhappy else ""),
             Text(milliseconds(item.total_ms)),
+        )
+    return table
+
+
+def dead_letter_to_json(letter: DeadLetter) -> dict[str, Any]:
+    """One `list --json` line for an exchange the database refused: a queue line, and why it was set aside."""
+    record = letter.record
+    summary = ExchangeSummary(
+        id=record.id, created_at=record.created_at, source=record.source, outcome=record.outcome,
+        question=record.question, channel_id=record.channel_id, user_id=record.user_id, thread_ts=record.thread_ts,
+        reply_ts=record.reply_ts, error_class=record.error_class, total_ms=record.total_ms,
+        kept_citations=sum(c.kept for c in record.citations),
+        rejected_citations=sum(not c.kept for c in record.citations), lead_flags=0, unresolved_lead_flags=0,
+    )
+    return summary_to_json(summary) | {"set_aside": {
+        "error": letter.error, "detail": letter.detail, "attempts": letter.attempts,
+        "at": letter.set_aside_at.isoformat()}}
+
+
+def dead_letters_table(letters: Sequence[DeadLetter]) -> Table:
+    """Exchanges the database refused, newest first: what was asked and what the database said."""
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    table.add_column("when (UTC)", no_wrap=True)
+    table.add_column("exchange", no_wrap=True)
+    table.add_column("channel", no_wrap=True)
+    table.add_column("question", overflow="fold", ratio=1)
+    table.add_column("refused", overflow="fold", ratio=1)
+    for letter in letters:
+        record = letter.record
+        table.add_row(
+            Text(record.created_at.strftime("%Y-%m-%d %H:%M")), Text(record.id), Text(record.channel_id or "–"),
+            Text(one_line(record.question, 100)), Text(f"{letter.error}: {one_line(letter.detail, 100)}", style="red"),
         )
     return table
 

@@ -3,16 +3,10 @@ exchange is in the database exactly once."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import tempfile
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from uuid import uuid4
 
-import pytest
 from pydantic import SecretStr
 from sqlalchemy import func, select
 
@@ -26,39 +20,7 @@ from retrieval.store import ChunkStore
 from storage import migrate
 from storage.journal import write_or_journal
 from storage.models import Exchange
-from tests.storage.conftest import in_ci
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "postgres.sh"
-
-
-def postgres(command: str, env: dict[str, str]) -> str:
-    result = subprocess.run([str(SCRIPT), command], env=env, capture_output=True, text=True, timeout=180)
-    assert result.returncode == 0, result.stderr
-    return result.stdout
-
-
-@pytest.fixture
-def own_postgres() -> Iterator[tuple[str, dict[str, str]]]:
-    """A PostgreSQL of this test's own, so stopping it disturbs no other test.
-
-    Its folder is directly under the temp dir: pytest's own temp folders are private to this user, and the
-    server runs as the postgres user when the tests run as root.
-    """
-    folder = Path(tempfile.mkdtemp(prefix="verbatim-pg-"))
-    folder.chmod(0o755)
-    env = os.environ | {"VERBATIM_PG_DIR": str(folder / "cluster")}
-    try:
-        line = postgres("start", env)
-    except AssertionError as error:
-        if in_ci():
-            raise
-        pytest.skip(f"PostgreSQL cannot be started here: {error}")
-    url = line.strip().split("=", 1)[1]
-    try:
-        yield url, env
-    finally:
-        postgres("stop", env)
-        shutil.rmtree(folder, ignore_errors=True)
+from tests.storage.conftest import own_postgres, postgres  # noqa: F401 - the fixture is shared
 
 
 async def test_exchanges_made_while_postgres_is_down_are_written_once_when_it_is_back(

@@ -15,9 +15,11 @@ import pytest
 
 from bot.review.formatting import SINCE_FORMS
 from storage.flags import flags_for
+from storage.journal import Journal, write_or_journal
 from storage.migrate import head_revision, stamp
 from tests.conftest import free_port
 from tests.review.seed import Seeded, seed_log
+from tests.storage.builders import exchange
 from tests.storage.database import Database
 
 REVIEW = [sys.executable, "-m", "bot.review"]
@@ -60,6 +62,31 @@ async def test_list_shows_the_review_queue_for_people_and_as_json_lines(
     assert [json.loads(line)["id"] for line in narrowed.stdout.splitlines()] == [seeded.dismissed]
     nothing = await run(review_env, "list", "--channel", "C-nobody", cwd=tmp_path)
     assert (nothing.returncode, nothing.stdout) == (0, "nothing to review: no exchange matches\n")
+
+
+async def test_list_errors_shows_the_exchanges_the_database_refused_from_the_journal(
+    review_env: dict[str, str], sqlite_log: Database, tmp_path: Path
+) -> None:
+    """An answer the log refused is in no table: `list --errors` still shows it, with what the database said."""
+    async with sqlite_log.engine.begin() as connection:
+        await connection.exec_driver_sql(
+            "CREATE TRIGGER refuse_citations BEFORE INSERT ON citations BEGIN SELECT RAISE(ABORT, 'refused'); END")
+    refused = exchange(question="Is the refund window 10 days?")
+    journal = Journal.in_home(review_env["VERBATIM_HOME"])
+    assert await write_or_journal(sqlite_log.sessions, journal, refused, attempts=1) is False
+
+    table = await run(review_env, "list", "--errors", cwd=tmp_path)
+    assert table.returncode == 0, table.stderr
+    assert "1 exchange the database refused" in table.stdout and str(journal.dead_path) in table.stdout
+    assert refused.id in table.stdout and "Is the refund window 10 days?" in table.stdout
+    assert "IntegrityError: refused" in table.stdout
+
+    [row] = [json.loads(line) for line in (await run(review_env, "list", "--errors", "--json", cwd=tmp_path)).stdout.splitlines()]
+    assert (row["id"], row["question"], row["kept_citations"]) == (refused.id, refused.question, 2)
+    assert (row["set_aside"]["error"], row["set_aside"]["detail"], row["set_aside"]["attempts"]) == (
+        "IntegrityError", "refused", 1)
+    flagged = await run(review_env, "list", "--flagged", cwd=tmp_path)
+    assert flagged.stdout == "nothing to review: no exchange matches\n"
 
 
 async def test_show_prints_everything_the_log_holds_and_one_line_when_weaviate_is_down(

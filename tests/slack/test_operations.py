@@ -64,7 +64,26 @@ async def test_metrics_count_a_mentions_outcome_and_its_stage_latencies(bot: Bot
         assert values[("verbatim_stage_seconds_sum", frozenset({("stage", stage)}))] > 0, stage
     assert values[("verbatim_slack_event_to_reply_seconds_count", frozenset())] == 1
     assert values[("verbatim_journal_backlog", frozenset())] == 0
+    assert values[("verbatim_journal_dead_letters", frozenset())] == 0
     assert values[("verbatim_pending_exchanges", frozenset())] == 0
+
+
+async def test_an_answer_the_log_refuses_is_still_posted_set_aside_and_counted(bot: Bot, database: Database) -> None:
+    """A rule the exchange log holds that the answer breaks (here: a trigger refusing every citation): the asker
+    gets the answer, nothing waits in the journal for a database that is up, and /metrics shows one dead letter."""
+    async with database.engine.begin() as connection:
+        await connection.exec_driver_sql(
+            "CREATE TRIGGER refuse_citations BEFORE INSERT ON citations BEGIN SELECT RAISE(ABORT, 'refused'); END")
+    mention = await bot.ask("C0SUPPORT", QUESTION)
+    reply = await bot.reply("C0SUPPORT", mention["ts"])
+    await bot.settle()
+    values = samples((await scrape(bot.running.url))[1])
+
+    assert not reply["text"].startswith("Sorry")
+    assert values[("verbatim_journal_dead_letters", frozenset())] == 1
+    assert values[("verbatim_journal_backlog", frozenset())] == 0
+    [letter] = database.journal.dead_letters()
+    assert letter.record.question == QUESTION and letter.error == "IntegrityError"
 
 
 @pytest.mark.parametrize("token", [None, "wrong-token", ""])

@@ -11,9 +11,12 @@ skip with the reason, except when CI is set: there a skipped database is a failu
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import subprocess
+import tempfile
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -28,6 +31,7 @@ from tests.storage.database import Database
 
 POSTGRES_ENV = "VERBATIM_TEST_POSTGRES_URL"
 KINDS = ("sqlite", "postgresql")
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "postgres.sh"
 
 
 def in_ci() -> bool:
@@ -100,3 +104,34 @@ def down_url(kind: str, tmp_path: Path) -> str:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     return f"postgresql+asyncpg://postgres:not-the-password@127.0.0.1:{port}/verbatim_down"
+
+
+def postgres(command: str, env: dict[str, str]) -> str:
+    """Run scripts/postgres.sh COMMAND (start, stop, pause) for the server ``env`` names; its output."""
+    result = subprocess.run([str(SCRIPT), command], env=env, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[tuple[str, dict[str, str]]]:
+    """A PostgreSQL of this test's own, so stopping it disturbs no other test.
+
+    Its folder is directly under the temp dir: pytest's own temp folders are private to this user, and the
+    server runs as the postgres user when the tests run as root.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="verbatim-pg-"))
+    folder.chmod(0o755)
+    env = os.environ | {"VERBATIM_PG_DIR": str(folder / "cluster")}
+    try:
+        line = postgres("start", env)
+    except AssertionError as error:
+        if in_ci():
+            raise
+        pytest.skip(f"PostgreSQL cannot be started here: {error}")
+    url = line.strip().split("=", 1)[1]
+    try:
+        yield url, env
+    finally:
+        postgres("stop", env)
+        shutil.rmtree(folder, ignore_errors=True)

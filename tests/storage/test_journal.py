@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import logging
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from storage.db import create_engine, create_session_factory
 from storage.errors import JournalError
 from storage.exchanges import get_exchange, record_exchange
 from storage.journal import Journal, ReplayResult, write_or_journal
+from storage.migrate import upgrade
 from storage.models import Citation, Exchange
 from tests.storage.builders import at, citation, exchange
+from tests.storage.conftest import postgres
 from tests.storage.database import Database
 
 
@@ -159,6 +164,105 @@ async def test_text_postgresql_cannot_store_is_kept_readable_instead_of_blocking
         stored = await get_exchange(session, record.id)
     assert stored is not None
     assert (stored.question, stored.citations[0].exact_quote) == ("refund\ufffdpolicy", "within\ufffd10 days")
+
+
+REFUSED_QUESTION = "Which poisoned question does the database refuse?"
+
+
+async def refuse_poisoned_questions(db: Database) -> None:
+    """A rule the database holds that our record type knows nothing of (as a constraint a newer migration adds):
+    a question containing 'poisoned' is refused with an IntegrityError, on SQLite and on PostgreSQL."""
+    async with db.engine.begin() as connection:
+        if db.kind == "sqlite":
+            await connection.exec_driver_sql(
+                "CREATE TRIGGER refuse_poisoned BEFORE INSERT ON exchanges WHEN NEW.question LIKE '%poisoned%' "
+                "BEGIN SELECT RAISE(ABORT, 'a poisoned question'); END")
+        else:
+            await connection.exec_driver_sql(
+                "ALTER TABLE exchanges ADD CONSTRAINT refuse_poisoned CHECK (question NOT LIKE '%poisoned%')")
+
+
+async def test_a_record_the_database_refuses_does_not_block_the_ten_behind_it(db: Database, journal: Journal) -> None:
+    """It is tried a few times, then set aside in the dead-letter file; the ten after it land."""
+    await refuse_poisoned_questions(db)
+    bad = exchange(question=REFUSED_QUESTION)
+    good = [exchange(created_at=at(n)) for n in range(10)]
+    for record in (bad, *good):
+        journal.append(record)
+
+    assert await journal.replay(db.sessions) == ReplayResult(written=10, remaining=0, dead_lettered=1)
+    assert await exchanges_in(db) == 10
+    async with db.sessions() as session:
+        for record in good:
+            assert await get_exchange(session, record.id) == record
+        assert await get_exchange(session, bad.id) is None
+    [letter] = journal.dead_letters()
+    assert (letter.record, letter.error, letter.attempts) == (bad, "IntegrityError", 3)
+    assert journal.dead_lettered() == 1
+    assert journal.pending() == 0
+    assert await journal.replay(db.sessions) == ReplayResult(written=0, remaining=0)  # set aside once, not again
+
+
+async def test_a_refused_write_is_logged_with_its_traceback_and_set_aside_not_journaled(
+    db: Database, journal: Journal, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The journal holds only what waits for the database; the log says why, without the question or a password."""
+    await refuse_poisoned_questions(db)
+    bad = exchange(question=REFUSED_QUESTION)
+    with caplog.at_level(logging.WARNING, logger="storage.journal"):
+        assert await write_or_journal(db.sessions, journal, bad, attempts=2) is False
+    assert journal.pending() == 0
+    assert [letter.record for letter in journal.dead_letters()] == [bad]
+    [error] = [entry for entry in caplog.records if entry.levelno == logging.ERROR]
+    assert error.exc_info is not None and str(journal.dead_path) in error.getMessage()
+    assert bad.question not in caplog.text
+    password = make_url(db.url).password
+    assert not password or password not in caplog.text
+    assert await write_or_journal(db.sessions, journal, exchange()) is True  # the database was never down
+
+
+async def test_a_replay_waiting_for_another_process_on_the_journal_does_not_stall_the_bot(
+    db: Database, journal: Journal
+) -> None:
+    """While another process holds the journal's lock, the event loop keeps answering; the replay then finishes."""
+    journal.append(exchange())
+    holder = os.open(journal.lock_path, os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        replay = asyncio.create_task(journal.replay(db.sessions))
+        ticks = 0
+        for _ in range(10):
+            await asyncio.sleep(0.02)
+            ticks += 1
+        assert ticks == 10 and not replay.done()
+    finally:
+        os.close(holder)
+    assert await asyncio.wait_for(replay, 10) == ReplayResult(written=1, remaining=0)
+
+
+async def test_exchanges_made_while_postgres_is_stopped_wait_and_none_is_set_aside(
+    own_postgres: tuple[str, dict[str, str]], tmp_path: Path
+) -> None:
+    """A real outage is not the records' fault: every one waits in the journal and lands once the server is back."""
+    url, env = own_postgres
+    await upgrade(url)
+    engine = create_engine(url, connect_timeout_s=2)
+    sessions = create_session_factory(engine)
+    journal = Journal(tmp_path / "journal.jsonl")
+    records = [exchange(created_at=at(n)) for n in range(4)]
+    try:
+        assert await write_or_journal(sessions, journal, records[0]) is True  # a pooled connection, alive
+        postgres("pause", env)
+        assert [await write_or_journal(sessions, journal, r, timeout_s=5) for r in records[1:]] == [False] * 3
+        assert await journal.replay(sessions, timeout_s=5) == ReplayResult(written=0, remaining=3)
+        postgres("start", env)
+        assert await journal.replay(sessions) == ReplayResult(written=3, remaining=0)
+        async with sessions() as session:
+            stored = [await get_exchange(session, record.id) for record in records]
+    finally:
+        await engine.dispose()
+    assert stored == records
+    assert journal.dead_lettered() == 0 and not journal.dead_path.exists()
 
 
 def test_a_journal_on_an_unwritable_path_fails_with_one_clear_line(tmp_path: Path) -> None:
