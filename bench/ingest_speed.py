@@ -30,8 +30,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 from bench import data
 from bench.common import ROOT, bench_weaviate_config, machine_line, table, write_section
 from bench.ingest_timing import embedded_texts, time_bare, time_ingest
@@ -88,8 +86,10 @@ async def query_latency(engine: str) -> dict[str, object]:
         started = time.perf_counter()
         await embedder.embed_query(question)
         times.append((time.perf_counter() - started) * 1000)
+    resident_mb = next(int(line.split()[1]) / 1024 for line in Path("/proc/self/status").read_text().splitlines()
+                       if line.startswith("VmRSS:"))  # the process: Python, the libraries, one model loaded
     await embedder.aclose()
-    return {"engine": engine, "query_ms": statistics.median(times)}
+    return {"engine": engine, "query_ms": statistics.median(times), "resident_mb": resident_mb}
 
 
 def outside_check() -> dict[str, object]:
@@ -161,8 +161,11 @@ def render(rows: list[dict[str, object]], extra: dict[str, object]) -> str:
             f"each, {o['wheel_paragraphs_per_s']:.2f}/s: **{o['ingest_paragraphs_per_s'] / o['wheel_paragraphs_per_s']:.2f}x**.")
     if "query" in extra:
         q = {r["engine"]: r["query_ms"] for r in extra["query"]}
-        parts.append(table(["one question's embedding, 1 core (median of 60)", "ms", "vs wheel"],
-                           [[e, f"{ms:.1f}", f"{ms / q['wheel']:.2f}"] for e, ms in q.items()]))
+        rss = {r["engine"]: r.get("resident_mb") for r in extra["query"]}
+        parts.append(table(["engine: one question's embedding, 1 core (median of 60)", "ms", "vs wheel",
+                            "resident size of that process (model loaded) MB"],
+                           [[e, f"{ms:.1f}", f"{ms / q['wheel']:.2f}", f"{rss[e]:.0f}" if rss[e] else "-"]
+                            for e, ms in q.items()]))
     return "\n\n".join(parts)
 
 

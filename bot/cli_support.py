@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import os
 import sys
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager

