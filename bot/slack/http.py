@@ -29,7 +29,7 @@ from slack_bolt.app.async_app import AsyncApp
 from sqlalchemy import text
 
 from bot.answer.ask import Origin, ask
-from bot.answer.render import error_json, to_json
+from bot.answer.render import ask_json
 from bot.answer.service import Question
 from bot.log_format import question_fields
 from bot.metrics import CONTENT_TYPE
@@ -232,6 +232,5 @@ async def answer_for_api(question: Question, deps: SlackDeps) -> tuple[int, dict
     log.info("question api exchange=%s outcome=%s total_ms=%.0f", asked.exchange_id, asked.record.outcome,
              asked.record.timings_ms.get("total", 0.0),
              extra=question_fields(asked, reply_ts=None, log_questions=deps.options.log_questions))
-    if asked.result is None:
-        return 503, error_json(asked.exchange_id, question.language)
-    return 200, to_json(asked.result, asked.exchange_id)
+    payload = ask_json(asked)
+    return (503 if payload["status"] == "error" else 200), payload
