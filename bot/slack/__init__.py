@@ -13,5 +13,5 @@
     errors.py       how a Web API call fails (SLACK_ERRORS) and its few words for a log line
     blocks.py       Block Kit rendering (pure); messages.py its words in en/ja/ru; text.py mrkdwn in and out
     concurrency.py  per-channel order, answers in flight; seen.py the in-process duplicate guard
-    http.py         the aiohttp routes: /slack/events, /api/ask, /healthz
+    http.py         /slack/events: Bolt's aiohttp adapter (the HTTP API beside it is ``bot.api``)
 """
