@@ -1,7 +1,8 @@
-"""The composition root: builds the clients once from settings, hands them out, and closes them.
+"""The composition root of the answer path: builds its clients once from settings, hands them out, closes them.
 
-Nothing else in the code base constructs a Weaviate client, a Cohere client, an embedder or a database
-engine.
+The bot and the ``verbatim`` commands get their Weaviate client, Cohere client, embedder and database engine
+here. The server (``bot.serve``) builds the Slack Web API client and its aiohttp session; the review commands
+open their database through ``bot.review.runtime`` and build the local e5 for ``review gaps`` themselves.
 """
 
 from __future__ import annotations
