@@ -89,6 +89,8 @@ async def open_retrieval(settings: Settings, *, create: bool = False, rebuild: b
     """Connect to Weaviate and open the chunk collection; ``create`` makes it when missing (ingest)."""
     async with AsyncExitStack() as stack:
         cohere_client = build_cohere(settings)
+        if cohere_client is not None:  # closed last: the embedder, reranker and composer share it
+            await stack.enter_async_context(cohere_client)
         embedder = build_embedder(settings, cohere_client, embed_threads, query_threads)
         stack.push_async_callback(embedder.aclose)
         handle = await connect(settings.weaviate_config())
