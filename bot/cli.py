@@ -18,7 +18,7 @@ from rich.markup import escape
 
 from bot.answer.ask import Asked, Origin, Recorder, ask
 from bot.answer.query import Turn
-from bot.answer.render import citations, error_json, to_json
+from bot.answer.render import ask_json, citations
 from bot.answer.service import AnswerDeps, AnswerResult, Question
 from bot.cli_sources import documents, sync_command
 from bot.cli_support import (
@@ -194,9 +194,7 @@ def _print_search(query_id: str, result: SearchResult, as_json: bool) -> None:
 async def _ask(question: Question, deps: AnswerDeps, db: Storage, source: Source) -> tuple[dict, Asked]:
     """Answer and record one question through the one entry point; the ``ask --json`` object and the outcome."""
     asked = await ask(question, deps, Recorder(db.sessions, db.journal), Origin(source))
-    if asked.result is None:
-        return error_json(asked.exchange_id, question.language) | {"error": str(asked.error)}, asked
-    return to_json(asked.result, asked.exchange_id), asked
+    return ask_json(asked), asked
 
 
 @main.command("ask")
@@ -217,8 +215,8 @@ async def ask_command(question: str, as_json: bool, channel: str | None) -> None
     else:
         _print_answer(payload, asked.result)
     if payload["status"] == "error":
-        click.echo(f"error: {payload.get('error')}", err=True)
-        sys.exit(1)
+        # Why is in the log line above (stderr) and in the exchange record; not in the answer or the JSON.
+        fail(f"the question could not be answered (exchange {payload['exchange_id']}; see the log above)")
     if not asked.recorded:
         fail("the exchange could not be written to the database nor to the journal (see the log above)")
 

@@ -1,7 +1,8 @@
-"""The composition root: builds the clients once from settings, hands them out, and closes them.
+"""The composition root of the answer path: builds its clients once from settings, hands them out, closes them.
 
-Nothing else in the code base constructs a Weaviate client, a Cohere client, an embedder or a database
-engine.
+The bot and the ``verbatim`` commands get their Weaviate client, Cohere client, embedder and database engine
+here. The server (``bot.serve``) builds the Slack Web API client and its aiohttp session; the review commands
+open their database through ``bot.review.runtime`` and build the local e5 for ``review gaps`` themselves.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ async def open_retrieval(settings: Settings, *, create: bool = False, rebuild: b
     """Connect to Weaviate and open the chunk collection; ``create`` makes it when missing (ingest)."""
     async with AsyncExitStack() as stack:
         cohere_client = build_cohere(settings)
+        if cohere_client is not None:  # closed last: the embedder, reranker and composer share it
+            await stack.enter_async_context(cohere_client)
         embedder = build_embedder(settings, cohere_client, embed_threads, query_threads)
         stack.push_async_callback(embedder.aclose)
         handle = await connect(settings.weaviate_config())

@@ -2,7 +2,8 @@
 
     start     check the Slack settings (one line and exit 2 if they cannot work), check the bot token with
               auth.test, open Weaviate and the exchange log (replaying its journal), build the answer service
-    serve     HTTP on $PORT: /slack/events (HTTP mode), /api/ask, /metrics, /healthz, /readyz; Socket Mode instead of
+    serve     HTTP on $PORT: the HTTP API (``bot.api``: /api/ask, /metrics, /healthz, /readyz) and, in HTTP mode,
+              Slack's /slack/events (``bot.slack.http``) on the same application; Socket Mode instead of
               /slack/events when SLACK_APP_TOKEN is set; the journal replayed every 10 s; questions a crashed
               instance left behind answered at start-up and every half lease (``bot.slack.recovery``)
     stop      on SIGTERM or SIGINT: stop taking events (close the socket / the listening port), let the
@@ -29,6 +30,8 @@ from pydantic import SecretStr
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.api.app import web_application
+from bot.api.deps import ApiDeps, ServerState
 from bot.cli_support import fail, load_settings
 from bot.log_format import configure_logging
 from bot.runtime import build_answer_deps, open_retrieval, open_storage, replay_journal
@@ -42,7 +45,7 @@ from bot.slack.deps import (
     build_web_client,
     slack_error,
 )
-from bot.slack.http import ServerState, web_application
+from bot.slack.http import mount_events
 from bot.slack.recovery import Recovery
 from retrieval.errors import RetrievalError
 from retrieval.weaviate_server import WeaviateHandle
@@ -102,8 +105,10 @@ async def running_bot(settings: Settings, deps: SlackDeps, *, host: str = "0.0.0
     mode = slack_mode(settings)
     bolt = create_app(settings, deps)
     state = ServerState(mode)
-    application = web_application(deps, state, bolt=bolt if mode == "http" else None,
-                                  api_token=_secret(settings.api_token), metrics_token=_secret(settings.metrics_token))
+    application = web_application(api_deps(deps), state, api_token=_secret(settings.api_token),
+                                  metrics_token=_secret(settings.metrics_token))
+    if mode == "http":
+        mount_events(application, bolt)
     runner = web.AppRunner(application, access_log=None, shutdown_timeout=drain_timeout_s)
     await runner.setup()
     socket: AsyncSocketModeHandler | None = None
@@ -135,6 +140,13 @@ async def running_bot(settings: Settings, deps: SlackDeps, *, host: str = "0.0.0
             log.error("shutting down with %d answers still running after %.0f s", left, drain_timeout_s)
         await cancel_and_wait(replay)
         await replay_journal(deps.journal, deps.sessions)
+
+
+def api_deps(deps: SlackDeps) -> ApiDeps:
+    """The HTTP API's parts: the very ones the Slack edge answers with (one recorder, slots, metrics, count)."""
+    return ApiDeps(answer=deps.answer, recorder=deps.recorder, limits=deps.limits, sessions=deps.sessions,
+                   journal=deps.journal, metrics=deps.metrics, in_flight=deps.in_flight,
+                   log_questions=deps.options.log_questions)
 
 
 def _secret(value: SecretStr | None) -> str | None:

@@ -14,16 +14,18 @@ here is created at import time. Two databases are supported, both for real:
 - PostgreSQL (production): pool_pre_ping so a connection dropped by a restart is replaced, not reported
   as a failed write, and a connect timeout so a dead server is noticed in seconds.
 
-Error messages show the URL through `mask_url`: never the password.
+Error messages show the URL through `mask_url`: never the password. `ping` is the readiness check
+(`/readyz`): one trivial query, bounded.
 """
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 from alembic.migration import MigrationContext
-from sqlalchemy import Connection, event, inspect
+from sqlalchemy import Connection, event, inspect, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.ext.asyncio import (
@@ -41,6 +43,7 @@ from storage.errors import (
     mask_url,
     one_line,
 )
+from storage.journal import DATABASE_DOWN
 from storage.migrate import head_revision, known_revisions
 from storage.models import Base
 
@@ -110,6 +113,20 @@ def create_session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSessi
     return async_sessionmaker(engine, expire_on_commit=False)
 
 
+async def ping(sessions: async_sessionmaker[AsyncSession], timeout_s: float) -> bool:
+    """Whether the database answers a trivial query within ``timeout_s`` (readiness). False when it is down
+    or too slow (``DATABASE_DOWN``, the failures its log-and-carry-on callers expect); anything else is a bug."""
+    async def select_one() -> None:
+        async with sessions() as session:
+            await session.execute(text("SELECT 1"))
+
+    try:
+        await asyncio.wait_for(select_one(), timeout_s)
+    except DATABASE_DOWN:
+        return False
+    return True
+
+
 def sqlite_path(url: str | URL) -> Path | None:
     """The file of a SQLite URL (None for PostgreSQL or an in-memory database)."""
     parsed = parse_url(url)
@@ -128,8 +145,8 @@ def ensure_sqlite_directory(url: str | URL) -> None:
 def unavailable(url: URL, error: BaseException) -> DatabaseUnavailable:
     """DatabaseUnavailable for a failed connection: the masked URL and the driver's reason on one line."""
     reason = error.orig if isinstance(error, DBAPIError) and error.orig is not None else error
-    text = one_line(str(reason) or type(reason).__name__, secret=url.password if url.password else None)
-    return DatabaseUnavailable(f"cannot connect to the database {mask_url(url)}: {text}")
+    said = one_line(str(reason) or type(reason).__name__, secret=url.password if url.password else None)
+    return DatabaseUnavailable(f"cannot connect to the database {mask_url(url)}: {said}")
 
 
 async def check_schema(engine: AsyncEngine) -> None:

@@ -1,7 +1,8 @@
-"""An answer (or a failure) as an exchange record for the SQL log, and writing it without losing it.
+"""An answer (or a failure) as an exchange record for the SQL log. Pure: nothing here writes.
 
-The mapping is pure; ``log_exchange`` writes through ``storage.journal.write_or_journal``, so a database
-that is down or locked never loses an exchange: it waits in the journal and is replayed later.
+``answered_record`` and ``failed_record`` are called by the entry point (``bot.answer.ask``), whose ``Recorder``
+writes the record through ``storage.journal.write_or_journal``, so a database that is down or locked never
+loses an exchange: it waits in the journal and is replayed later.
 """
 
 from __future__ import annotations

@@ -37,12 +37,15 @@ class Turn:
     text: str
 
 
-def standalone_query(question: str, history: Sequence[Turn]) -> str:
-    """The question, prefixed with the thread's last question when it cannot stand alone (pure)."""
+def standalone_query(question: str, history: Sequence[Turn], language: str | None = None) -> str:
+    """The question, prefixed with the thread's last question when it cannot stand alone (pure).
+
+    ``language`` is the question's, as the front end detected it (``Question.language``); None: detected here.
+    """
     previous = next((t.text for t in reversed(history) if t.role == "user" and t.text.strip()), None)
     if previous is None:
         return question
-    terms = content_terms(question, detect_language(question))
+    terms = content_terms(question, language or detect_language(question))
     if len(terms) < _SHORT or _POINTS_BACK.search(question):
         return f"{previous} {question}"
     return question
@@ -55,7 +58,8 @@ class CohereQueryRewriter:
         self._prompt = prompt
         self._timeout_s = timeout_s
 
-    async def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, str | None]:
+    async def rewrite(self, question: str, history: Sequence[Turn],
+                      language: str | None = None) -> tuple[str, str | None]:
         """(query, None), or the rule's query and why the model was not used."""
         if not history:
             return question, None
@@ -71,7 +75,7 @@ class CohereQueryRewriter:
             text = "".join(getattr(p, "text", "") for p in (response.message.content or []))
             query = json.loads(text).get("query")
         except (ApiError, httpx.HTTPError, json.JSONDecodeError, AttributeError) as error:
-            return standalone_query(question, history), f"query rewrite failed ({type(error).__name__})"
+            return standalone_query(question, history, language), f"query rewrite failed ({type(error).__name__})"
         if not isinstance(query, str) or not query.strip():
-            return standalone_query(question, history), "query rewrite returned no query"
+            return standalone_query(question, history, language), "query rewrite returned no query"
         return query.strip(), None

@@ -1,5 +1,6 @@
 """What an answer looks like outside the Slack edge: the numbered citations, the plain answer text in the
-asker's language, and the ``ask --json`` object (the contract in DESIGN.md). Pure functions.
+asker's language, and the ``ask --json`` object (the contract in DESIGN.md; ``ask_json``, the one place it
+is built). Pure functions.
 
 Citations are numbered S1, S2 … in the order they are shown; a lead's :one: … :nine: reaction flags
 that citation. Every field of a citation but the claim comes from the index, never from a model.
@@ -13,7 +14,8 @@ from typing import TYPE_CHECKING
 from bot.answer.types import Answered, NoSupport, NoSupportReason, Source
 from bot.answer.wording import source_line, wording_for
 
-if TYPE_CHECKING:  # the service's result type only: importing the service would pull in its clients
+if TYPE_CHECKING:  # types only: importing the service (or the entry point) would pull in its clients
+    from bot.answer.ask import Asked
     from bot.answer.service import AnswerResult
 
 EXCERPT_CHARS = 300
@@ -89,7 +91,7 @@ def answer_text(result: AnswerResult) -> str:
 
 
 def to_json(result: AnswerResult, exchange_id: str) -> dict[str, object]:
-    """The ``ask --json`` object."""
+    """The ``ask --json`` object of an answer (answered or no support)."""
     status = "answered" if isinstance(result.outcome, Answered) else "no_support"
     return {
         "status": status,
@@ -101,6 +103,16 @@ def to_json(result: AnswerResult, exchange_id: str) -> dict[str, object]:
     }
 
 
-def error_json(exchange_id: str, language: str, timings_ms: dict[str, float] | None = None) -> dict[str, object]:
-    return {"status": "error", "answer": wording_for(language).error, "citations": [], "nearest": [],
-            "exchange_id": exchange_id, "timings_ms": {k: round(v, 1) for k, v in (timings_ms or {}).items()}}
+def ask_json(asked: Asked) -> dict[str, object]:
+    """The ``ask --json`` object of one question, for every front end that prints it (``/api/ask``,
+    ``verbatim ask --json``, ``verbatim eval``): exactly the contract's fields (DESIGN.md "Contracts").
+
+    A failed question is ``"status": "error"`` with the error reply in the asker's language. The error's own
+    text is never in it (it may be a library's, with hosts or queries): the log line and the exchange record
+    (``error_class``, ``error_message``) keep it for whoever looks the exchange up.
+    """
+    if asked.error is None and asked.result is not None:
+        return to_json(asked.result, asked.exchange_id)
+    record = asked.record
+    return {"status": "error", "answer": wording_for(record.language or "").error, "citations": [], "nearest": [],
+            "exchange_id": asked.exchange_id, "timings_ms": {k: round(v, 1) for k, v in record.timings_ms.items()}}

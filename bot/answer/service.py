@@ -124,11 +124,11 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
     config = deps.config
 
     if deps.rewriter is not None and question.history:
-        query, why = await deps.rewriter.rewrite(question.text, question.history)
+        query, why = await deps.rewriter.rewrite(question.text, question.history, question.language)
         if why:
             fallbacks.append(f"query: {why}")
     else:
-        query = standalone_query(question.text, question.history)
+        query = standalone_query(question.text, question.history, question.language)
     language = question.language
     query_language = language if query == question.text else detect_language(query)
 

@@ -67,8 +67,11 @@ async def open_learning(settings: Settings) -> AsyncIterator[Learning]:
             learning = Learning(lookup=retrieval.store, embedder=retrieval.embedder)
         except INDEX_OPEN_ERRORS as error:
             embedder: Embedder | None = None
+            client = build_cohere(settings)
+            if client is not None:  # closed with the stack: the embedder only borrows it
+                await stack.enter_async_context(client)
             try:  # the local model loads on first use only; a Cohere one without its key is no embedder
-                embedder = build_embedder(settings, build_cohere(settings))
+                embedder = build_embedder(settings, client)
                 stack.push_async_callback(embedder.aclose)
             except ValueError:
                 pass

@@ -4,7 +4,7 @@
     deps.py         SlackDeps, SlackOptions, build_web_client (SLACK_API_URL, 429 retries), who is a lead
     listeners.py    Bolt listeners (plain functions) and the one error handler
     events.py       payload -> frozen Mention / Reaction / AssistantThread / FeedbackClick, at the edge
-    answering.py    one question: guard, claim, :eyes:, answer, reply in the thread, log the exchange
+    answering.py    one question: guard, claim, :eyes:, answer and record (bot.answer.ask), reply in the thread
     threads.py      is this thread ours, and its earlier turns (exchange log; conversations.replies fallback)
     reactions.py    reactions on the bot's replies -> flags on the answer or one citation
     assistant.py    the assistant pane: a thread started (suggested prompts) or its channel context changed
@@ -12,6 +12,7 @@
     feedback.py     👍 / 👎 clicks on an answer -> that user's feedback on the exchange
     errors.py       how a Web API call fails (SLACK_ERRORS) and its few words for a log line
     blocks.py       Block Kit rendering (pure); messages.py its words in en/ja/ru; text.py mrkdwn in and out
-    concurrency.py  per-channel order, answers in flight; seen.py the in-process duplicate guard
-    http.py         the aiohttp routes: /slack/events, /api/ask, /healthz
+    recovery.py     the sweep: questions a crashed instance left behind, taken over and answered
+    concurrency.py  per-channel order (the answers in flight: bot.in_flight); seen.py the in-process duplicate guard
+    http.py         /slack/events: Bolt's aiohttp adapter (the HTTP API beside it is ``bot.api``)
 """

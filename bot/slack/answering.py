@@ -53,7 +53,7 @@ from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
 from bot.slack.events import Mention
 from bot.slack.messages import slack_wording_for
 from bot.slack.text import shorten
-from bot.slack.threads import BotUser, thread_of
+from bot.slack.threads import BotUser, thread_messages, thread_of
 from storage.claims import Claim, Lease, claim_event, renew_lease
 from storage.journal import DATABASE_DOWN
 
@@ -259,19 +259,14 @@ async def _posted_before(question: Mention, deps: SlackDeps, exchange_id: str) -
 
     If Slack cannot be asked, None: the asker then gets a reply, perhaps a second one, rather than silence.
     """
-    cursor: str | None = None
+    replies = thread_messages(deps.client, question.channel, question.reply_thread, metadata=True)
     try:
-        while True:
-            response = await deps.client.conversations_replies(
-                channel=question.channel, ts=question.reply_thread, include_all_metadata=True, limit=200,
-                cursor=cursor)
-            for message in response.get("messages") or ():
+        async with contextlib.aclosing(replies):
+            async for message in replies:
                 payload = (message.get("metadata") or {}).get("event_payload") or {}
                 if payload.get("exchange_id") == exchange_id and message.get("ts"):
                     return str(message["ts"])
-            cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
-            if not cursor:
-                return None
+        return None
     except SLACK_ERRORS as error:
         if isinstance(error, SlackApiError) and error.response.get("error") == "thread_not_found":
             return None  # no reply at all yet

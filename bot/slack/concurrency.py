@@ -1,13 +1,12 @@
-"""How answers run side by side: in order within a channel, concurrently across channels, drained at shutdown.
+"""How answers run side by side: in order within a channel, concurrently across channels.
 
 ``ChannelOrder``: a burst of questions in one channel is answered one at a time, earliest message first, so
 the replies read in the order the questions were asked. A question takes its place (``reserve``) the moment
 its event arrives, before any await, and waits for its turn only when it is ready to answer; a question that
 turns out to be a duplicate gives its place back without answering. Channels do not wait for each other.
 
-``InFlight``: the tasks answering right now, so a clean shutdown can let them finish (post their reply, log
-their exchange) before the clients they use are closed. Holding the task also keeps a strong reference to
-it, which Bolt's fire-and-forget listener tasks otherwise lack.
+The answers in flight, which a clean shutdown waits for, are counted by ``bot.in_flight.InFlight`` (shared with
+the HTTP API).
 """
 
 from __future__ import annotations
@@ -106,36 +105,3 @@ async def cancel_and_wait(task: asyncio.Task[object]) -> None:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
-
-
-class InFlight:
-    def __init__(self) -> None:
-        self._tasks: set[asyncio.Task[object]] = set()
-
-    @contextmanager
-    def track(self) -> Iterator[None]:
-        """Count the current task as answering until the block ends."""
-        task = asyncio.current_task()
-        if task is None:
-            yield
-            return
-        self._tasks.add(task)
-        try:
-            yield
-        finally:
-            self._tasks.discard(task)
-
-    def __len__(self) -> int:
-        return len(self._tasks)
-
-    async def drain(self, timeout_s: float) -> int:
-        """Wait up to ``timeout_s`` for the answers in flight; returns how many were still running after it."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_s
-        current = asyncio.current_task()
-        while pending := {t for t in self._tasks if t is not current and not t.done()}:
-            left = deadline - loop.time()
-            if left <= 0:
-                return len(pending)
-            await asyncio.wait(pending, timeout=left)  # answers that started meanwhile are waited for too
-        return 0

@@ -22,10 +22,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.ask import Limits, Recorder
 from bot.answer.service import AnswerDeps
+from bot.in_flight import InFlight
 from bot.instance import Instance
 from bot.metrics import Metrics
 from bot.settings import Settings
-from bot.slack.concurrency import ChannelOrder, InFlight
+from bot.slack.concurrency import ChannelOrder
 from bot.slack.errors import SLACK_ERRORS, slack_error
 from bot.slack.seen import Seen
 from bot.slack.visibility import (

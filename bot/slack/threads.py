@@ -6,12 +6,18 @@ text). Slack is asked (``conversations.replies``) only when the log cannot tell:
 process answered in the thread a moment ago and the exchange is still on its way to the log, or the bot was
 @mentioned in a thread of people talking (their messages are the history). Asking Slack about every thread
 message in every channel would spend the Web API's rate limit on chatter.
+
+``thread_messages`` is the one reader of a thread in Slack: ``conversations.replies`` page after page
+(Slack's cursor), so a thread longer than a page is read to its end, here and in ``bot.slack.answering``
+(the reply an instance that stopped may have posted).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -25,6 +31,8 @@ from storage.journal import DATABASE_DOWN
 from storage.records import ExchangeRecord
 
 log = logging.getLogger(__name__)
+
+THREAD_PAGE = 200  # messages per conversations.replies call: Slack's recommended most
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,14 +81,33 @@ def turns_from_records(records: list[ExchangeRecord]) -> tuple[Turn, ...]:
     return tuple(turns)
 
 
+async def thread_messages(client: AsyncWebClient, channel: str, thread_ts: str, *,
+                          metadata: bool = False) -> AsyncIterator[dict[str, Any]]:
+    """Every message of the thread, its parent first, read page by page; ``metadata``: with each message's
+    metadata (``include_all_metadata``). A Web API failure is raised (``SLACK_ERRORS``) for the caller to judge.
+    A caller that stops early closes it (``contextlib.aclosing``)."""
+    extra = {"include_all_metadata": True} if metadata else {}
+    cursor: str | None = None
+    while True:
+        response = await client.conversations_replies(channel=channel, ts=thread_ts, limit=THREAD_PAGE,
+                                                      cursor=cursor, **extra)
+        for message in response.get("messages") or ():
+            yield message
+        cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
+        if cursor is None:
+            return
+
+
 async def _from_slack(question: Mention, client: AsyncWebClient, bot: BotUser, limit: int) -> Thread:
+    assert question.thread_ts is not None
+    before = ts_key(question.ts)
     try:
-        response = await client.conversations_replies(channel=question.channel, ts=question.thread_ts, limit=200)
+        earlier = [m async for m in thread_messages(client, question.channel, question.thread_ts)
+                   if ts_key(str(m.get("ts", ""))) < before]
     except SLACK_ERRORS as error:
         log.warning("cannot read thread %s in %s (%s); not answering the message there",
                     question.thread_ts, question.channel, slack_error(error))
         return NOT_OURS
-    earlier = [m for m in response.get("messages") or [] if ts_key(str(m.get("ts", ""))) < ts_key(question.ts)]
     ours = [_is_bot(m, bot) for m in earlier]
     turns = [Turn("assistant" if mine else "user", clean_question(str(m.get("text") or ""), bot.user_id))
              for m, mine in zip(earlier, ours)]

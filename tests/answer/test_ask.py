@@ -3,12 +3,16 @@ database is down — with what the front end's delivery did, for every front end
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from bot.answer.ask import Delivery, Origin, Recorder, ask
+from bot.answer.ask import Delivery, Origin, Recorder, ask, record_failure
 from bot.answer.evidence import load_models
+from bot.answer.render import ask_json
 from bot.answer.service import AnswerConfig, AnswerDeps, AnswerResult, Question
+from bot.answer.wording import WORDING
 from retrieval.embedders.local import E5Embedder
+from retrieval.errors import RetrievalError
 from retrieval.store import ChunkStore
 from storage.db import create_engine, create_session_factory
 from storage.exchanges import get_exchange
@@ -63,3 +67,20 @@ async def test_with_the_database_down_the_exchange_waits_in_the_journal(
         await engine.dispose()
     assert asked.recorded and journal.pending() == 1
     assert asked.exchange_id in journal.path.read_text(encoding="utf-8")
+
+
+async def test_a_failed_question_prints_the_contracts_error_object_without_the_errors_own_text(
+        db: Database, tmp_path: Path) -> None:  # noqa: F811
+    """`verbatim ask --json`, `eval` and /api/ask print the same object: the error reply in the asker's
+    language; what the library said stays in the exchange record."""
+    error = RetrievalError("WeaviateQueryError: connection to 10.1.2.3:50051 refused")
+    asked = await record_failure(Question("Какой срок возврата?"), error,
+                                 Recorder(db.sessions, Journal(tmp_path / "journal.jsonl")), Origin("cli"))
+    payload = ask_json(asked)
+
+    assert payload == {"status": "error", "answer": WORDING["ru"].error, "citations": [], "nearest": [],
+                       "exchange_id": asked.exchange_id, "timings_ms": {}}
+    assert "10.1.2.3" not in json.dumps(payload, ensure_ascii=False)
+    async with db.sessions() as session:
+        stored = await get_exchange(session, asked.exchange_id)
+    assert stored is not None and "10.1.2.3" in (stored.error_message or "")

@@ -34,11 +34,14 @@ async def cohere_api() -> AsyncIterator[CohereStandIn]:
 
 
 @pytest.fixture
-def deps(cohere_api: CohereStandIn, demo_store: ChunkStore, embedder: E5Embedder, weaviate: WeaviateHandle) -> AnswerDeps:
+async def deps(cohere_api: CohereStandIn, demo_store: ChunkStore, embedder: E5Embedder,
+               weaviate: WeaviateHandle) -> AsyncIterator[AnswerDeps]:
     settings = Settings(cohere_api_key=SecretStr(cohere_api.api_key), cohere_base_url=cohere_api.base_url,
                         cohere_timeout_s=1.0, _env_file=None)  # type: ignore[call-arg]
     client = build_cohere(settings)
-    return build_answer_deps(settings, Retrieval(settings, weaviate, demo_store, embedder, client))
+    assert client is not None
+    async with client:  # its connections are closed with the test, as open_retrieval closes the bot's
+        yield build_answer_deps(settings, Retrieval(settings, weaviate, demo_store, embedder, client))
 
 
 def quoting(fragment: str, quote: str, claim: str = "Annual plans: 30 days.") -> Callable[[dict[str, Any]], Any]:

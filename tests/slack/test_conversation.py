@@ -117,6 +117,24 @@ async def test_a_mention_inside_a_thread_of_people_reads_the_thread_for_context(
     assert TOPIC in (exchange.query or "")
 
 
+async def test_a_mention_at_the_end_of_a_thread_longer_than_a_page_reads_it_to_the_end_for_context(bot: Bot) -> None:
+    """conversations.replies answers a page at a time (200 messages here): the question the follow-up points back
+    to is the thread's 250th message, so only a reader that follows Slack's cursor finds it."""
+    slack = bot.slack
+    parent = slack.user_message(CHANNEL, "Lunch plans for Friday?", user="U0ANNA")
+    await bot.deliver(parent)
+    for n in range(248):
+        slack.add_message(CHANNEL, {"user": "U0BEN" if n % 2 else "U0ANNA", "text": f"maybe pizza, option {n}",
+                                    "thread_ts": parent["ts"]})
+    slack.add_message(CHANNEL, {"user": "U0ANNA", "text": QUESTION, "thread_ts": parent["ts"]})
+    mention = await bot.ask(CHANNEL, FOLLOW_UP, thread_ts=parent["ts"])
+    reply = await bot.reply(CHANNEL, parent["ts"])
+    exchange = await bot.exchange_of(CHANNEL, reply["ts"])
+
+    assert exchange.question_ts == mention["ts"]
+    assert TOPIC in (exchange.query or ""), "the follow-up is searched with the question it points back to"
+
+
 async def test_a_question_the_documents_do_not_answer_gets_no_support_with_the_nearest_fragments(
         bot: Bot, demo_store: ChunkStore) -> None:
     question = await bot.ask(CHANNEL, "What is the capital of France?")

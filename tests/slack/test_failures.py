@@ -19,7 +19,7 @@ from retrieval.weaviate_config import WeaviateConfig
 from retrieval.weaviate_server import WeaviateHandle, connect
 from storage.exchanges import list_exchanges
 from tests.slack.conftest import open_database
-from tests.slack.harness import ANSWER, FOLLOW_UP, QUESTION, Bot, Database, started_bot
+from tests.slack.harness import ANSWER, API_TOKEN, FOLLOW_UP, QUESTION, Bot, Database, started_bot
 from tests.standins import SlackStandIn
 
 CHANNEL = "C0SUPPORT"
@@ -63,6 +63,21 @@ async def test_with_weaviate_down_the_asker_gets_an_error_reply_in_the_thread_an
     assert "Weaviate" not in reply["text"] and "Error" not in reply["text"], "no library text reaches the asker"
     assert exchange.outcome == "error" and exchange.error_class == "StoreError"
     assert exchange.id in str(reply["blocks"]), "the reply names the exchange, for whoever looks it up"
+
+
+async def test_with_weaviate_down_api_ask_answers_503_with_the_contracts_error_object_and_no_library_text(
+        slack: SlackStandIn, closed_weaviate_deps: AnswerDeps, database: Database) -> None:
+    async with started_bot(slack, closed_weaviate_deps, database) as bot, aiohttp.ClientSession() as session:
+        async with session.post(f"{bot.running.url}/api/ask", json={"question": QUESTION},
+                                headers={"Authorization": f"Bearer {API_TOKEN}"}) as response:
+            status, payload = response.status, await response.json()
+    async with database.sessions() as session:
+        [logged] = await list_exchanges(session)
+
+    assert status == 503
+    assert payload == {"status": "error", "answer": WORDING["en"].error, "citations": [], "nearest": [],
+                       "exchange_id": logged.id, "timings_ms": {}}
+    assert (logged.source, logged.outcome, logged.error_class) == ("api", "error", "StoreError")
 
 
 async def test_a_rate_limited_reply_is_retried_after_retry_after_and_still_posted(bot: Bot) -> None:

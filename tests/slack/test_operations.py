@@ -16,8 +16,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.answer.service import AnswerDeps
+from bot.api.app import web_application
+from bot.api.deps import ServerState
 from bot.log_format import configure_logging
-from bot.slack.http import ServerState, web_application
+from bot.serve import api_deps
 from tests.slack.harness import (
     METRICS_TOKEN,
     QUESTION,
@@ -94,7 +96,7 @@ async def test_metrics_without_the_metrics_token_are_refused_with_401(bot: Bot, 
 
 
 async def test_metrics_are_not_served_when_no_metrics_token_is_set(bot: Bot) -> None:
-    application = web_application(bot.deps, ServerState("http"), bolt=None, api_token=None, metrics_token=None)
+    application = web_application(api_deps(bot.deps), ServerState("http"), api_token=None, metrics_token=None)
     async with serve(application) as url:
         status, _ = await scrape(url)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.slack.messages import SLACK_WORDING
 from tests.slack.harness import QUESTION, Bot
 
 CHANNEL = "C0SUPPORT"
@@ -41,7 +42,14 @@ async def test_a_mention_delivered_as_app_mention_and_as_message_is_answered_onc
 
 
 async def test_a_bare_mention_gets_a_short_how_to_instead_of_an_answer(bot: Bot) -> None:
+    """The asker sees one reply in the thread: how to ask, and nothing that looks like an answer (no quotes,
+    no sources, no feedback buttons)."""
     mention = await bot.ask(CHANNEL, f"<@{bot.slack.bot_user_id}>")
     reply = await bot.reply(CHANNEL, mention["ts"])
+    await bot.settle()
+    how_to = SLACK_WORDING["en"].help
 
-    assert "question" in reply["text"]
+    assert reply["thread_ts"] == mention["ts"] and len(bot.posts()) == 1
+    assert reply["text"] == how_to
+    shown = [{k: v for k, v in block.items() if k != "block_id"} for block in reply["blocks"]]  # Slack adds ids
+    assert shown == [{"type": "section", "text": {"type": "mrkdwn", "text": how_to}}]

@@ -9,8 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from bot.answer.service import AnswerDeps
-from bot.serve import serve_command
-from bot.slack.http import ServerState, web_application
+from bot.api.app import web_application
+from bot.api.deps import ServerState
+from bot.serve import api_deps, serve_command
 from retrieval.store import ChunkStore
 from storage.exchanges import list_exchanges
 from tests.slack.harness import ANSWER, API_TOKEN, QUESTION, Bot, Database, started_bot
@@ -68,7 +69,7 @@ async def test_api_ask_with_a_bad_body_says_what_is_wrong_with_400(bot: Bot, bod
 
 
 async def test_api_ask_is_not_served_when_no_api_token_is_set_and_health_answers(bot: Bot) -> None:
-    application = web_application(bot.deps, ServerState("http"), bolt=None, api_token=None)
+    application = web_application(api_deps(bot.deps), ServerState("http"), api_token=None)
     async with serve(application) as url, aiohttp.ClientSession() as session:
         async with session.post(f"{url}/api/ask", json={"question": "Refunds?"},
                                 headers={"Authorization": "Bearer anything"}) as response:

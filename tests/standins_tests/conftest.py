@@ -1,4 +1,9 @@
-"""Fixtures for the stand-ins' own tests: one fresh stand-in per test, and the real SDK clients pointed at it."""
+"""Fixtures for the stand-ins' own tests: one fresh stand-in per test, and the real SDK clients pointed at it.
+
+These tests check the stand-ins' protocol, the behaviour the rest of the suite relies on (signing, retries'
+headers, pages, scripted answers, Slack's refusals); what slack_sdk, Bolt or cohere do by themselves (their
+retries, error classes, self-event filter) is theirs to test, not ours.
+"""
 
 from __future__ import annotations
 

@@ -72,55 +72,6 @@ async def test_redelivery_carries_retry_attempt_and_the_same_event(
     assert sorted(seen, key=lambda s: s[1] or []) == [(event_id, ["0"], [""]), (event_id, ["1"], ["timeout"])]
 
 
-async def test_bolt_does_not_ack_an_event_no_listener_handles_so_slack_redelivers(
-    bolt_app: AsyncApp, slack: SlackStandIn, handler: AsyncSocketModeHandler
-) -> None:
-    """Bolt answers 404 for an unhandled event and its Socket Mode adapter only acks a 200: Slack then retries.
-
-    A bot must register a listener for every event it subscribes to (even one that ignores it).
-    """
-
-    @bolt_app.event("app_mention")
-    async def on_mention() -> None:
-        return None
-
-    await handler.connect_async()
-    await slack.wait_socket_connected()
-    unhandled = await slack.send_envelope(payload=slack.reaction_added(CHANNEL, "1700000000.000100", "x"))
-    handled = await slack.send_envelope(payload=slack.app_mention(CHANNEL, "q"))
-    await slack.wait_for_ack(handled)
-
-    retry = await slack.redeliver_unless_acked(unhandled, ack_timeout=0.3)
-
-    assert retry is not None and slack.ack_for(unhandled) is None
-    assert slack.envelopes[retry]["retry_attempt"] == 1
-
-
-async def test_client_reconnects_when_slack_asks_it_to(
-    bolt_app: AsyncApp, slack: SlackStandIn, handler: AsyncSocketModeHandler
-) -> None:
-    """Slack's ``disconnect`` message makes the client fetch a new URL and reconnect; envelopes keep flowing."""
-    seen: list[str] = []
-
-    @bolt_app.event("app_mention")
-    async def on_mention(event: dict[str, Any]) -> None:
-        seen.append(event["ts"])
-
-    await handler.connect_async()
-    await slack.wait_socket_connected()
-    await slack.request_reconnect()
-    await slack.wait_for(lambda: slack.socket_connections == 2, what="the second connection")
-    await slack.wait_for(lambda: slack.open_sockets == 1, what="the old connection to close")
-
-    mention = slack.app_mention(CHANNEL, "after reconnecting")
-    envelope_id = await slack.send_envelope(payload=mention)
-    await slack.wait_for_ack(envelope_id)
-    await slack.wait_for(lambda: seen, what="the mention")
-
-    assert seen == [mention["ts"]]
-    assert len(slack.calls_to("apps.connections.open")) == 2
-
-
 async def test_socket_needs_a_ticket_from_apps_connections_open(slack: SlackStandIn) -> None:
     async with aiohttp.ClientSession() as session:
         with pytest.raises(aiohttp.WSServerHandshakeError) as refused:

@@ -6,7 +6,6 @@ import time
 
 import pytest
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
 from tests.standins import SlackStandIn
@@ -227,39 +226,6 @@ async def test_messages_breaking_slacks_limits_are_refused(
     if error == "invalid_blocks":
         assert failure.value.response["response_metadata"]["messages"][0].startswith("[ERROR] ")
     assert slack.messages(CHANNEL) == []
-
-
-async def test_slack_sdk_warns_when_blocks_come_without_fallback_text(web_client: AsyncWebClient) -> None:
-    """slack_sdk itself raises a UserWarning (an error under our pytest settings) for blocks without ``text``."""
-    with pytest.warns(UserWarning, match="top-level `text` argument is missing"):
-        await web_client.chat_postMessage(channel=CHANNEL, blocks=[{"type": "divider"}])
-
-
-async def test_rate_limited_call_is_retried_by_the_sdk_handler_and_succeeds(slack: SlackStandIn) -> None:
-    """A 429 with Retry-After is waited out by AsyncRateLimitErrorRetryHandler; the post lands once."""
-    client = AsyncWebClient(base_url=slack.api_url, token=slack.bot_token,
-                            retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=2)])
-    slack.rate_limit("chat.postMessage", times=1, retry_after=1)
-
-    started = time.monotonic()
-    response = await client.chat_postMessage(channel=CHANNEL, text="after the limit")
-
-    assert response["ok"] is True and time.monotonic() - started >= 1.0
-    assert [(r.method, r.status) for r in slack.requests] == [("chat.postMessage", 429), ("chat.postMessage", 200)]
-    assert [m["text"] for m in slack.messages(CHANNEL)] == ["after the limit"]
-
-
-async def test_rate_limit_without_a_retry_handler_surfaces_ratelimited(
-    web_client: AsyncWebClient, slack: SlackStandIn
-) -> None:
-    """slack_sdk's default handlers retry connection errors only: a 429 becomes SlackApiError('ratelimited')."""
-    slack.rate_limit("chat.postMessage", times=1, retry_after=7)
-    with pytest.raises(SlackApiError) as failure:
-        await web_client.chat_postMessage(channel=CHANNEL, text="x")
-    assert failure.value.response.status_code == 429
-    assert failure.value.response["error"] == "ratelimited"
-    assert failure.value.response.headers["Retry-After"] == "7"
-    await web_client.chat_postMessage(channel=CHANNEL, text="the next call goes through")
 
 
 async def test_injected_failures_apply_to_the_next_calls_only(web_client: AsyncWebClient, slack: SlackStandIn) -> None:
