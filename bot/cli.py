@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import sys
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from bot.cli_support import (
     workers_option,
 )
 from bot.db_cli import db
+from bot.log_format import CLI_FORMAT, configure_logging
 from bot.review.cli import review
 from bot.runtime import Storage, build_answer_deps, open_retrieval, open_storage
 from bot.serve import serve_command
@@ -54,8 +54,8 @@ _run = async_command({error: 1 for error in _EXPECTED_ERRORS})
 @click.option("-v", "--verbose", is_flag=True, help="Log what happens to stderr.")
 def main(verbose: bool) -> None:
     """Verbatim: answers from your documents, every claim with a verified verbatim quote."""
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
-                        format="%(levelname)s %(name)s: %(message)s")
+    # Named, so that `serve` replaces this handler with its own (LOG_FORMAT) instead of adding a second one.
+    configure_logging("INFO" if verbose else "WARNING", text_format=CLI_FORMAT)
 
 
 main.add_command(review)

@@ -17,10 +17,11 @@ import asyncio
 import gc
 import logging
 import signal
+import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NoReturn
 
 import aiohttp
 import click
@@ -239,11 +240,18 @@ def serve_command(host: str, port: int | None) -> None:
     if not isinstance(logging.getLevelName(settings.log_level.upper()), int):
         fail(f"LOG_LEVEL={settings.log_level!r} is not a log level: use DEBUG, INFO, WARNING or ERROR", 2)
     configure_logging(settings.log_level, settings.log_format)
+
+    def failed(message: str, code: int) -> NoReturn:
+        if settings.log_format == "json":  # a log pipeline reads every line: the last one too
+            log.error("error: %s", message)
+            sys.exit(code)
+        fail(message, code)
+
     try:
         asyncio.run(serve(settings, host=host, port=port))
     except SlackConfigError as error:
-        fail(str(error), 2)
+        failed(str(error), 2)
     except _START_ERRORS as error:
-        fail(str(error), 1)
+        failed(str(error), 1)
     except KeyboardInterrupt:
-        fail("interrupted", 130)
+        failed("interrupted", 130)
