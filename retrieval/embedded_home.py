@@ -81,7 +81,9 @@ _EMBEDDED_ENV = {
     "GO_PROFILING_DISABLE": "true",
 }
 _PROBE_TIMEOUT_S = 2.0  # one readiness or key check of a server on loopback
-_STOP_TIMEOUT_S = 60.0  # a graceful stop flushes the index; past this the server is killed
+# A graceful stop flushes the index; past this the server is killed (its write-ahead log brings the writes back at
+# the next start). Short enough that `serve`'s whole shutdown fits a platform's 30 s (bot/serve.py, DRAIN_TIMEOUT_S).
+_STOP_TIMEOUT_S = 10.0
 
 
 # -- the home's record of its server -----------------------------------------------------------
@@ -474,7 +476,9 @@ async def _start_server(config: WeaviateConfig, key: str, ports: tuple[int, int]
                "--read-timeout=600s", "--write-timeout=600s"]
     environment = _server_environment(config, key, node, grpc_port)
     try:
-        process = await asyncio.to_thread(_spawn, command, environment, config.log_path)
+        # On the loop, not in a worker thread: a cancellation (SIGTERM during start-up) must never find a server
+        # spawned by a thread whose result nobody reads, running with no record and no one to stop it.
+        process = _spawn(command, environment, config.log_path)
     except OSError as error:
         raise StoreUnavailable(f"cannot run {binary} ({error.strerror}): run `verbatim weaviate install` "
                                "to build it again") from error
@@ -485,7 +489,7 @@ async def _start_server(config: WeaviateConfig, key: str, ports: tuple[int, int]
     _write_private(config.server_path, record.to_json())
     try:
         await _wait_until_serving(server, key, config)
-    except StoreUnavailable:
+    except (StoreUnavailable, asyncio.CancelledError):  # not ready, or the start was cancelled: stop it, re-raise
         await _stop(server)
         _forget_server(config, record)
         raise

@@ -157,3 +157,25 @@ async def test_sigterm_stops_an_ingest_and_the_weaviate_embedded_it_started(
     assert "stopped: " in stderr and "documents were not ingested" in stderr
     assert servers_of(home) == []  # its last user stopped it: nothing left running on the home
     assert not (home / "weaviate.server.json").exists()
+
+
+async def test_sigterm_while_serve_starts_stops_the_start_and_its_weaviate_embedded(
+        cli_env: dict[str, str], tmp_path: Path) -> None:
+    from tests.standins import SlackStandIn
+
+    async with SlackStandIn() as slack:
+        env = embedded(cli_env) | {"SLACK_BOT_TOKEN": slack.bot_token, "SLACK_SIGNING_SECRET": slack.signing_secret,
+                                   "SLACK_API_URL": slack.api_url, "PORT": str(free_port())}
+        home = Path(env["VERBATIM_HOME"])
+        process = start(env, tmp_path, "serve")
+        # The moment a platform's SIGTERM is most likely to meet: the home's server spawned, not ready yet.
+        await wait_until(lambda: (home / "weaviate.server.json").exists(), process, "the home's server spawned")
+
+        code, _, stderr = await asyncio.to_thread(stop, process, signal.SIGTERM)
+
+    assert code == 143, stderr[-2000:]
+    assert "Verbatim is serving" not in stderr  # stopped while starting, not after a whole start-up
+    assert stderr.strip().splitlines()[-1] == "error: stopped by SIGTERM while starting: what was started is stopped"
+    assert servers_of(home) == []
+    users = home / "weaviate.users"
+    assert not users.exists() or os.listdir(users) == []
