@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import sys
 from pathlib import Path
 
@@ -29,9 +28,11 @@ from bot.cli_support import (
     outcome_printer,
     read_jsonl,
     say_cores,
+    stop_requested,
     workers_option,
 )
 from bot.db_cli import db
+from bot.log_format import CLI_FORMAT, configure_logging
 from bot.review.cli import review
 from bot.runtime import Storage, build_answer_deps, open_retrieval, open_storage
 from bot.serve import serve_command
@@ -54,8 +55,8 @@ _run = async_command({error: 1 for error in _EXPECTED_ERRORS})
 @click.option("-v", "--verbose", is_flag=True, help="Log what happens to stderr.")
 def main(verbose: bool) -> None:
     """Verbatim: answers from your documents, every claim with a verified verbatim quote."""
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
-                        format="%(levelname)s %(name)s: %(message)s")
+    # Named, so that `serve` replaces this handler with its own (LOG_FORMAT) instead of adding a second one.
+    configure_logging("INFO" if verbose else "WARNING", text_format=CLI_FORMAT)
 
 
 main.add_command(review)
@@ -102,14 +103,28 @@ async def ingest_command(paths: tuple[Path, ...], as_json: bool, rebuild: bool, 
     limits = IngestLimits(max_file_bytes=settings.max_file_bytes, max_document_chars=settings.max_document_chars)
     cores, notice = embed_cores(workers)
     total = None if as_json else await asyncio.to_thread(count_documents, paths)
-    async with open_retrieval(settings, create=True, rebuild=rebuild, embed_threads=cores) as r:
-        say_cores(settings, cores, notice, as_json=as_json)
-        with outcome_printer("ingesting", as_json=as_json, total=total) as on_outcome:
-            report = await ingest(load_paths(paths, limits), store=r.store, embedder=r.embedder,
-                                  chunking=settings.chunking_config(), on_outcome=on_outcome)
+    report = IngestReport()
+    try:
+        async with open_retrieval(settings, create=True, rebuild=rebuild, embed_threads=cores) as r:
+            say_cores(settings, cores, notice, as_json=as_json)
+            with outcome_printer("ingesting", as_json=as_json, total=total) as on_outcome:
+                await ingest(load_paths(paths, limits), store=r.store, embedder=r.embedder,
+                             chunking=settings.chunking_config(), on_outcome=on_outcome, report=report)
+    finally:
+        if stop_requested():  # Ctrl-C or SIGTERM: what is in the index, once what it started is stopped
+            click.echo(_ingest_stopped(report, total), err=True)
     _print_ingest_report(report, as_json)
     if report.failures:
         sys.exit(1)
+
+
+def _ingest_stopped(report: IngestReport, total: int | None) -> str:
+    """What a stopped ingest leaves: the documents it wrote are in the index; the others are not."""
+    summary = report.summary()
+    done = ", ".join(f"{k} {v}" for k, v in summary.items() if k != "chunks")
+    left = f"{total - len(report.outcomes)} of {total}" if total is not None else "the other"
+    return (f"stopped: {done} ({summary['chunks']} chunks written, kept in the index); {left} documents were not "
+            "ingested: run the same command again to finish (what is indexed and unchanged is skipped)")
 
 
 def _print_ingest_report(report: IngestReport, as_json: bool) -> None:
@@ -242,17 +257,26 @@ async def eval_command(questions_file: Path, out_file: Path) -> None:
     questions, bad = _read_eval_questions(questions_file)
     results: list[dict] = []
     rejected = 0
-    async with open_retrieval(settings) as r, open_storage(settings) as db:
-        deps = build_answer_deps(settings, r, db.sessions)
-        with out_file.open("w", encoding="utf-8") as out:
-            for question_id, question in questions:
-                payload, asked = await _ask(question, deps, db, "eval")
-                rejected += len(asked.result.outcome.rejected) if asked.result is not None else 0
-                payload = {"id": question_id} | payload
-                out.write(json.dumps(payload, ensure_ascii=False) + "\n")
-                results.append(payload)
-        shown = {c["chunk_id"] for p in results for c in p["citations"] + p["nearest"]}
-        chunks = await r.store.get_chunks(sorted(shown))
+    try:
+        async with open_retrieval(settings) as r, open_storage(settings) as db:
+            deps = build_answer_deps(settings, r, db.sessions)
+            with out_file.open("w", encoding="utf-8") as out:
+                for question_id, question in questions:
+                    payload, asked = await _ask(question, deps, db, "eval")
+                    if stop_requested():  # stopped while answering: this answer is the interruption's, not kept
+                        raise asyncio.CancelledError
+                    rejected += len(asked.result.outcome.rejected) if asked.result is not None else 0
+                    payload = {"id": question_id} | payload
+                    out.write(json.dumps(payload, ensure_ascii=False) + "\n")
+                    out.flush()  # a line at a time: a stopped eval keeps every answer it wrote
+                    results.append(payload)
+            shown = {c["chunk_id"] for p in results for c in p["citations"] + p["nearest"]}
+            chunks = await r.store.get_chunks(sorted(shown))
+    finally:
+        if stop_requested():  # Ctrl-C or SIGTERM: what was answered, once what it started is stopped
+            click.echo(f"stopped: {len(results)} of {len(questions)} questions answered, their lines in {out_file}; "
+                       f"{len(questions) - len(results)} not answered and no summary: run it again for all of them",
+                       err=True)
     summary = eval_summary(results, rejected, {cid: c.text for cid, c in chunks.items()})
     summary["bad_lines"] = bad
     click.echo(json.dumps(summary, ensure_ascii=False, indent=1))

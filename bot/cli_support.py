@@ -1,7 +1,14 @@
 """What every command shares: one-line errors with meaningful exit codes, settings, async bodies, JSONL input.
 
-Exit codes: 0 done; 1 something failed; 2 bad usage or an invalid setting; 130 interrupted.
-Domain errors become CLI errors here, and only in the command layer.
+Exit codes: 0 done; 1 something failed; 2 bad usage or an invalid setting; 130 stopped by SIGINT (Ctrl-C);
+143 stopped by SIGTERM. Domain errors become CLI errors here, and only in the command layer.
+
+Stopping: an async command (``async_command``) takes SIGINT and SIGTERM itself, as ``serve`` does, whatever it
+inherited (a shell starts a background job with SIGINT ignored, and Python then never raises KeyboardInterrupt;
+SIGTERM's default kills at once, leaving the home's Weaviate Embedded running). The first signal cancels the
+command: what it started is stopped on the way out (the embedder gives up at its next model run, the home's
+server is stopped when this was its last user), the command says what was done and what was not, and the exit
+code names the signal. A second signal only says that the stop is under way.
 """
 
 from __future__ import annotations
@@ -9,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
+import signal
 import sys
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
@@ -34,6 +43,8 @@ from retrieval.ingest import Outcome, Status
 
 T = TypeVar("T")
 
+log = logging.getLogger(__name__)
+
 PLAIN_WIDTH = 160  # a pipe or a file has no width: wide enough that ids and tables are not folded
 
 
@@ -52,24 +63,98 @@ def load_settings() -> Settings:
         fail(f"{name} is invalid ({first['msg']}): fix it in the environment or .env", code=2)
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Stopped(Exception):
+    """The command was stopped by a signal (``signum``); it has said what it had done."""
+
+    def __init__(self, signum: signal.Signals, meanwhile: Exception | None = None) -> None:
+        said = f" (meanwhile: {type(meanwhile).__name__}: {str(meanwhile).splitlines()[0] if str(meanwhile) else ''})"
+        super().__init__(f"stopped by {signum.name}{said if meanwhile is not None else ''}")
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + int(self.signum)  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
+
+
+class StopSignals:
+    """SIGINT and SIGTERM handled on the running loop: the first calls ``on_stop(signum)``, a later one says
+    that the stop is under way. ``received`` is the first signal (None while none came)."""
+
+    def __init__(self, on_stop: Callable[[signal.Signals], None]) -> None:
+        self._on_stop = on_stop
+        self.received: signal.Signals | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __enter__(self) -> StopSignals:
+        self._loop = asyncio.get_running_loop()
+        for signum in STOP_SIGNALS:
+            self._loop.add_signal_handler(signum, self._arrived, signum)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        assert self._loop is not None
+        for signum in STOP_SIGNALS:
+            self._loop.remove_signal_handler(signum)
+
+    def _arrived(self, signum: signal.Signals) -> None:
+        if self.received is not None:
+            log.warning("%s: already stopping (stopping what this command started)", signum.name)
+            return
+        self.received = signum
+        self._on_stop(signum)
+
+
+async def until_stopped(body: Coroutine[Any, Any, T]) -> T:
+    """Run ``body`` until it ends, or until SIGINT/SIGTERM cancels it (then ``Stopped``, once it has cleaned up)."""
+    task = asyncio.current_task()
+    assert task is not None
+    with StopSignals(lambda _signum: task.cancel()) as signals:
+        try:
+            result = await body
+        except asyncio.CancelledError:
+            if signals.received is None:
+                raise
+            raise Stopped(signals.received) from None
+        except Exception as error:  # a library may turn the cancellation into its own error
+            if signals.received is None:
+                raise
+            raise Stopped(signals.received, error) from error
+    if signals.received is not None:  # it ended anyway (a library took the cancellation for an error)
+        raise Stopped(signals.received)
+    return result
+
+
 def async_command(errors: Mapping[type[BaseException], int]) -> Callable[[Callable[..., Coroutine[Any, Any, T]]], Callable[..., T]]:
-    """Run an async command body; each listed error type becomes its message on one line and that exit code."""
+    """Run an async command body until it ends or a signal stops it (``until_stopped``); each listed error type
+    becomes its message on one line and that exit code."""
     expected = tuple(errors)
 
     def decorate(coro_fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
         @functools.wraps(coro_fn)
         def wrapper(*args: Any, **kwargs: Any) -> T:
             try:
-                return asyncio.run(coro_fn(*args, **kwargs))
+                return asyncio.run(until_stopped(coro_fn(*args, **kwargs)))
+            except Stopped as stopped:
+                fail(str(stopped), code=stopped.exit_code)
             except expected as error:
                 code = next(c for kind, c in errors.items() if isinstance(error, kind))
                 fail(str(error), code=code)
-            except KeyboardInterrupt:
-                fail("interrupted", code=130)
+            except KeyboardInterrupt:  # Ctrl-C before the command's loop took the signals
+                fail("stopped by SIGINT", code=130)
 
         return wrapper
 
     return decorate
+
+
+def stop_requested() -> bool:
+    """Whether the current task was asked to stop (a signal cancelled it), even if a library took the
+    cancellation for an error: a loop over many items checks it between items."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def read_jsonl(path: Path, what: str, problem: Callable[[object], str | None]) -> tuple[list[tuple[int, dict[str, Any]]], int]:

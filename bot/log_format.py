@@ -20,7 +20,8 @@ from bot.answer.ask import Asked
 
 HANDLER_NAME = "verbatim"
 FIELDS = "verbatim"  # the ``extra`` key under which a call passes its fields
-TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # the server's text lines
+CLI_FORMAT = "%(levelname)s %(name)s: %(message)s"  # the other commands' (``verbatim -v``)
 NOISY = ("httpx", "httpcore", "aiohttp.access")  # chatty clients: their warnings only
 
 
@@ -41,10 +42,15 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure_logging(level: str, log_format: Literal["text", "json"] = "text",
-                      stream: IO[str] | None = None) -> logging.Handler:
-    """One handler on the root logger at ``level``, in ``log_format``; returns it (a test may remove it)."""
+                      stream: IO[str] | None = None, *, text_format: str = TEXT_FORMAT) -> logging.Handler:
+    """One handler on the root logger at ``level``, in ``log_format``; returns it (a test may remove it).
+
+    Configured again (``verbatim`` sets up the CLI's handler, then ``serve`` its own), it replaces the handler
+    it made before: two would print every record twice, once as text (#23: Alembic's start-up lines came out
+    as text among the JSON ones). In JSON, Python's warnings are records too, so no text line slips through.
+    """
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(JsonFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT))
+    handler.setFormatter(JsonFormatter() if log_format == "json" else logging.Formatter(text_format))
     handler.set_name(HANDLER_NAME)
     root = logging.getLogger()
     for old in [h for h in root.handlers if h.get_name() == HANDLER_NAME]:
@@ -53,6 +59,7 @@ def configure_logging(level: str, log_format: Literal["text", "json"] = "text",
     root.setLevel(level.upper())
     for noisy in NOISY:
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    logging.captureWarnings(log_format == "json")
     return handler
 
 

@@ -7,7 +7,8 @@
               /slack/events when SLACK_APP_TOKEN is set; the journal replayed every 10 s; questions a crashed
               instance left behind answered at start-up and every half lease (``bot.slack.recovery``)
     stop      on SIGTERM or SIGINT: stop taking events (close the socket / the listening port), let the
-              answers in flight finish and log, then close the clients
+              answers in flight finish and log, then close the clients; exit 0. A signal during start-up
+              cancels it: what was started (the home's Weaviate Embedded) is stopped, exit 143 / 130
 
 ``running_bot`` is the part between start and stop, given ready-made deps, so tests run the real server.
 """
@@ -18,10 +19,11 @@ import asyncio
 import gc
 import logging
 import signal
+import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NoReturn
 
 import aiohttp
 import click
@@ -32,7 +34,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.api.app import web_application
 from bot.api.deps import ApiDeps, ServerState
-from bot.cli_support import fail, load_settings
+from bot.cli_support import StopSignals, Stopped, fail, load_settings
 from bot.log_format import configure_logging
 from bot.runtime import build_answer_deps, open_retrieval, open_storage, replay_journal
 from bot.settings import Settings
@@ -54,7 +56,10 @@ from storage.errors import StorageError
 log = logging.getLogger(__name__)
 
 Mode = Literal["http", "socket"]
-DRAIN_TIMEOUT_S = 60.0  # how long a shutdown waits for answers in flight
+# How long a shutdown waits for answers in flight, in all. A platform gives a stopped process 30 s before SIGKILL,
+# and a SIGKILLed bot leaves its home's Weaviate Embedded running: this, plus the server's stop (at most
+# retrieval.embedded_home._STOP_TIMEOUT_S), stays under it (docs/benchmarks.md, "Shutdown").
+DRAIN_TIMEOUT_S = 15.0
 # Questions are embedded on one core: the event loop and Weaviate need the others in a burst (with the engine before
 # ONNX Runtime, a burst of 100 mentions: p95 -13 % in 10 channels, -7 % in one; docs/benchmarks.md, "Query
 # embedding on one core"). On ONNX Runtime a question is one run on one thread: nothing to wait for.
@@ -129,13 +134,15 @@ async def running_bot(settings: Settings, deps: SlackDeps, *, host: str = "0.0.0
         yield RunningBot(mode, _base_url(runner, host))
     finally:
         state.draining = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + drain_timeout_s  # one budget for the whole drain, not one per step
         if sweeping is not None:
             await cancel_and_wait(sweeping)
         if socket is not None:
             await socket.close_async()  # no new events; Slack sends them to another connection
         await runner.cleanup()  # no new requests; waits for /api/ask requests in progress
         await recovery.drain()
-        left = await deps.in_flight.drain(drain_timeout_s)
+        left = await deps.in_flight.drain(max(0.0, deadline - loop.time()))
         if left:
             log.error("shutting down with %d answers still running after %.0f s", left, drain_timeout_s)
         await cancel_and_wait(replay)
@@ -202,11 +209,36 @@ def _base_url(runner: web.AppRunner, host: str) -> str:
 
 
 async def serve(settings: Settings, *, host: str, port: int | None) -> None:
-    """Build everything from settings, serve until SIGTERM/SIGINT, shut down cleanly."""
+    """Build everything from settings, serve until SIGTERM/SIGINT, shut down cleanly.
+
+    A signal before the bot serves cancels the start-up (a start can take longer on a loaded machine than a
+    platform waits before SIGKILL, which would leave the home's Weaviate Embedded running): the exit stack stops
+    what was started, and ``Stopped`` says which signal.
+    """
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
+    task = asyncio.current_task()
+    assert task is not None
+    serving = asyncio.Event()
+
+    def on_signal(signum: signal.Signals) -> None:
+        if serving.is_set():
+            stop.set()
+        else:
+            log.info("%s while starting: stopping the start", signum.name)
+            task.cancel()
+
+    with StopSignals(on_signal) as signals:
+        try:
+            await _serve(settings, host=host, port=port, serving=serving, stop=stop)
+        except asyncio.CancelledError:
+            if signals.received is None:
+                raise
+            raise Stopped(signals.received) from None
+    log.info("stopped")
+
+
+async def _serve(settings: Settings, *, host: str, port: int | None, serving: asyncio.Event,
+                 stop: asyncio.Event) -> None:
     async with AsyncExitStack() as stack:
         session = aiohttp.ClientSession()
         stack.push_async_callback(session.close)  # closed last: after the answers in flight have posted
@@ -220,11 +252,11 @@ async def serve(settings: Settings, *, host: str, port: int | None) -> None:
         stack.push_async_callback(cancel_and_wait, healing)  # before the store closes
         freeze_startup_objects()
         async with running_bot(settings, deps, host=host, port=port) as bot:
+            serving.set()  # from here a signal is a graceful stop, no longer a cancelled start
             log.info("Verbatim is serving on %s (%s mode; Weaviate: %s)", bot.url,
                      "Socket Mode" if bot.mode == "socket" else "HTTP Events API", retrieval.weaviate.description)
             await stop.wait()
             log.info("stopping; answers in flight: %d", len(deps.in_flight))
-    log.info("stopped")
 
 
 async def _check_token(client: AsyncWebClient) -> None:
@@ -251,11 +283,20 @@ def serve_command(host: str, port: int | None) -> None:
     if not isinstance(logging.getLevelName(settings.log_level.upper()), int):
         fail(f"LOG_LEVEL={settings.log_level!r} is not a log level: use DEBUG, INFO, WARNING or ERROR", 2)
     configure_logging(settings.log_level, settings.log_format)
+
+    def failed(message: str, code: int) -> NoReturn:
+        if settings.log_format == "json":  # a log pipeline reads every line: the last one too
+            log.error("error: %s", message)
+            sys.exit(code)
+        fail(message, code)
+
     try:
         asyncio.run(serve(settings, host=host, port=port))
     except SlackConfigError as error:
-        fail(str(error), 2)
+        failed(str(error), 2)
     except _START_ERRORS as error:
-        fail(str(error), 1)
-    except KeyboardInterrupt:
-        fail("interrupted", 130)
+        failed(str(error), 1)
+    except Stopped as stopped:
+        failed(f"{stopped} while starting: what was started is stopped", stopped.exit_code)
+    except KeyboardInterrupt:  # Ctrl-C before the loop took the signals
+        failed("stopped by SIGINT while starting", 130)

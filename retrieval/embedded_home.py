@@ -81,7 +81,9 @@ _EMBEDDED_ENV = {
     "GO_PROFILING_DISABLE": "true",
 }
 _PROBE_TIMEOUT_S = 2.0  # one readiness or key check of a server on loopback
-_STOP_TIMEOUT_S = 60.0  # a graceful stop flushes the index; past this the server is killed
+# A graceful stop flushes the index; past this the server is killed (its write-ahead log brings the writes back at
+# the next start). Short enough that `serve`'s whole shutdown fits a platform's 30 s (bot/serve.py, DRAIN_TIMEOUT_S).
+_STOP_TIMEOUT_S = 10.0
 
 
 # -- the home's record of its server -----------------------------------------------------------
@@ -451,30 +453,63 @@ def _server_environment(config: WeaviateConfig, key: str, node: str, grpc_port: 
     }
 
 
-async def _start_server(config: WeaviateConfig, key: str, ports: tuple[int, int]) -> EmbeddedServer:
+class _PortsTaken(StoreUnavailable):
+    """Another program took a port between our check that it was free and our server binding it."""
+
+    def __init__(self, fact: str) -> None:
+        super().__init__(f"{fact}: stop that, or restart verbatim to move this home to free ports")
+        self.fact = fact
+
+
+_START_ATTEMPTS = 3  # a start that loses its ports to another home's server moves to free ones, this many times
+
+
+async def _start_server(config: WeaviateConfig, key: str, ports: tuple[int, int], *,
+                        movable: bool = True) -> EmbeddedServer:
     """Start this home's server on ``ports``, record it in the home, and wait until it serves this home's key.
 
     Call with the home lock held. The server runs in a session of its own, so a Ctrl-C meant for the process
     that started it does not take it from the other processes of the home.
+
+    "The port is free" and the server binding it are two moments: another home's server starting at the same
+    time may take the port in between (the check sees it free, our server then cannot bind it, and the port
+    answers with the other home's server, which refuses our key). ``movable``: whoever loses that race starts
+    again on free ports (one warning); not movable (``heal``, whose client is bound to these ports), it fails.
     """
     if serving := _servers_on(config.data_dir):
         raise StoreUnavailable(
             f"{serving[0].describe()} already serves {config.data_dir} and does not answer as this home's server; "
             f"one data folder takes one server: stop it (kill {serving[0].process.pid}) and retry"
         )
-    port, grpc_port = ports
-    for value in (port, grpc_port):
-        if not _port_free(value):
-            raise StoreUnavailable(f"cannot start Weaviate Embedded on port {value}: it is held by {_holder(value)}; "
-                                   "stop that, or restart verbatim to move this home to free ports")
     node = home_node_name(config)
     binary = await _server_binary(config)
     config.data_dir.mkdir(parents=True, exist_ok=True)
+    for attempt in range(1, _START_ATTEMPTS + 1):
+        try:
+            return await _start_on(config, key, binary, node, ports)
+        except _PortsTaken as taken:
+            if not movable or attempt == _START_ATTEMPTS:
+                raise
+            port, grpc_port = free_ports(2)
+            log.warning("%s: starting this home's Weaviate Embedded on 127.0.0.1:%d (gRPC %d) instead, recorded "
+                        "in %s", taken.fact, port, grpc_port, config.server_path)
+            ports = (port, grpc_port)
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+async def _start_on(config: WeaviateConfig, key: str, binary: Path, node: str,
+                    ports: tuple[int, int]) -> EmbeddedServer:
+    port, grpc_port = ports
+    for value in (port, grpc_port):
+        if not _port_free(value):
+            raise _PortsTaken(f"cannot start Weaviate Embedded on port {value}: it is held by {_holder(value)}")
     command = [str(binary), "--host", "127.0.0.1", "--port", str(port), "--scheme", "http",
                "--read-timeout=600s", "--write-timeout=600s"]
     environment = _server_environment(config, key, node, grpc_port)
     try:
-        process = await asyncio.to_thread(_spawn, command, environment, config.log_path)
+        # On the loop, not in a worker thread: a cancellation (SIGTERM during start-up) must never find a server
+        # spawned by a thread whose result nobody reads, running with no record and no one to stop it.
+        process = _spawn(command, environment, config.log_path)
     except OSError as error:
         raise StoreUnavailable(f"cannot run {binary} ({error.strerror}): run `verbatim weaviate install` "
                                "to build it again") from error
@@ -485,7 +520,7 @@ async def _start_server(config: WeaviateConfig, key: str, ports: tuple[int, int]
     _write_private(config.server_path, record.to_json())
     try:
         await _wait_until_serving(server, key, config)
-    except StoreUnavailable:
+    except (StoreUnavailable, asyncio.CancelledError):  # not ready, or the start was cancelled: stop it, re-raise
         await _stop(server)
         _forget_server(config, record)
         raise
@@ -535,11 +570,17 @@ async def _wait_until_serving(server: EmbeddedServer, key: str, config: Weaviate
     while True:
         if not server.alive():
             code = server.exit_code()
+            error = _last_server_error(config.log_path)
+            if server.process is not None and (_ports_taken_from(server) or "address already in use" in error):
+                raise _PortsTaken(f"Weaviate Embedded (pid {record.pid}) could not bind 127.0.0.1:{record.port} or "
+                                  f"gRPC {record.grpc_port}, taken while it started ({error})")
             raise StoreUnavailable(
                 f"Weaviate Embedded (pid {record.pid}) exited{f' with code {code}' if code is not None else ''} "
-                f"while starting ({_last_server_error(config.log_path)}); see {config.log_path}"
+                f"while starting ({error}); see {config.log_path}"
             )
         ready, keyed = await asyncio.to_thread(_probe, record.port, key)
+        if keyed in (401, 403) and server.process is not None and (taken := _ports_taken_from(server)):
+            raise _PortsTaken(f"{taken} took 127.0.0.1:{record.port} while this home's Weaviate Embedded started")
         if keyed in (401, 403):
             raise StoreUnavailable(
                 f"the Weaviate on 127.0.0.1:{record.port} (pid {record.pid}) refuses this home's key "
@@ -555,6 +596,17 @@ async def _wait_until_serving(server: EmbeddedServer, key: str, config: Weaviate
                 "or raise WEAVIATE_STARTUP_TIMEOUT_S"
             )
         await asyncio.sleep(0.2)
+
+
+def _ports_taken_from(server: EmbeddedServer) -> str | None:
+    """Who else listens on ``server``'s HTTP or gRPC port (another home's Weaviate, another program), if anyone."""
+    record = server.record
+    for found in running_servers():
+        if found.process != record.process and {found.port, found.grpc_port} & {record.port, record.grpc_port}:
+            return found.describe()
+    if not server.alive() and not (_port_free(record.port) and _port_free(record.grpc_port)):
+        return "another program"
+    return None
 
 
 async def _stop(server: EmbeddedServer) -> None:
@@ -602,7 +654,7 @@ async def home_server(config: WeaviateConfig, key: str, *, ports: tuple[int, int
     adopted = await _adopt_unrecorded(config, key)
     if adopted is not None:
         return adopted
-    return await _start_server(config, key, ports or _ports_to_start_on(config, record))
+    return await _start_server(config, key, ports or _ports_to_start_on(config, record), movable=ports is None)
 
 
 async def _adopt_unrecorded(config: WeaviateConfig, key: str) -> EmbeddedServer | None:

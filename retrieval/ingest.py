@@ -4,6 +4,10 @@ Bad input never stops a run: each file (or JSONL line) that cannot be loaded, an
 Weaviate rejects, is one ``failed`` outcome with a one-line message, and the rest goes on.
 A store that cannot be reached at all does stop it (``StoreError`` propagates).
 
+Stopping: cancelled (the CLI's Ctrl-C), a run finishes writing the batch Weaviate was taking and stops; every
+document reported as written is in the index (``report``, filled as outcomes come, says which), the rest is not,
+and running it again skips what is unchanged.
+
 Work is pipelined so the embedder — the slowest stage — is never idle waiting for Weaviate: while a
 batch is written, the next one is loaded and embedded. Loading, chunking and embedding run off the
 event loop.
@@ -111,12 +115,14 @@ async def ingest(
     chunking: ChunkingConfig,
     on_outcome: Callable[[Outcome], None] | None = None,
     repeats_once: bool = True,
+    report: IngestReport | None = None,
 ) -> IngestReport:
     """Index ``items`` (from ``load_paths``, or documents built in memory) and report each one's outcome.
 
     ``repeats_once``: a text met again in this run takes the vector computed the first time (False: every text
-    is embedded, as before; for the ingest benchmark's baseline)."""
-    report = IngestReport()
+    is embedded, as before; for the ingest benchmark's baseline). ``report``: the report to fill as outcomes
+    come (a caller that cancels the run still knows what was written)."""
+    report = IngestReport() if report is None else report
 
     def record(outcome: Outcome) -> None:
         report.outcomes.append(outcome)
@@ -177,8 +183,11 @@ async def ingest(
                 continue
 
             if pending is not None:
-                task, pending = pending, None
-                _record_written(await task, record)
+                # Shielded: a cancelled run still finishes the batch Weaviate is taking (awaited below), so no
+                # document is left half written.
+                written = await asyncio.shield(pending)
+                pending = None
+                _record_written(written, record)
             pending = asyncio.create_task(_write(store, changed, vectors))
     finally:
         # Also on an error above: finish (and report) what was already being written.

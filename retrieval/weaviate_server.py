@@ -57,11 +57,13 @@ class WeaviateHandle:
     async def close(self) -> None:
         """Close the client; stop the home's server only if no other live process of the home still uses it."""
         async with self._healing:  # not while a heal is restarting the server
-            await self.client.close()
-            if self._home is not None:
-                home, server = self._home, self._process
-                self._home = self._process = None
-                await leave(home, server)
+            try:
+                await self.client.close()
+            finally:  # a client that fails to close must not keep the home's server running
+                if self._home is not None:
+                    home, server = self._home, self._process
+                    self._home = self._process = None
+                    await leave(home, server)
 
     async def heal(self) -> bool:
         """Bring the store back if it went away; True when a restarted server is now in use.
@@ -176,9 +178,13 @@ async def _connect_embedded(config: WeaviateConfig) -> WeaviateHandle:
     )
     handle = WeaviateHandle(client=client, description=where, _process=server,
                             _home=HomeUse(config=config, key=key, user=user))
+    connected = False
     try:
         await client.connect()
+        connected = True
     except WeaviateBaseError as error:
-        await handle.close()
         raise StoreUnavailable(f"cannot connect to {where} ({first_line(error)}); see {config.log_path}") from error
+    finally:  # failed, or cancelled (SIGTERM during start-up): leave the home, stopping its server if we were the last
+        if not connected:
+            await handle.close()
     return handle

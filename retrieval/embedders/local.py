@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Generic, TypeVar
@@ -23,8 +24,16 @@ from retrieval.encoder.weights import Weights
 Model = TypeVar("Model")
 
 
+Call = Callable[[Model, threading.Event], np.ndarray]  # the model, and the event set when its caller gives up
+
+
 class _ThreadedModel(Generic[Model]):
-    """Loads one model on its own worker thread, lazily, and runs calls on it there; ``shutdown`` ends it."""
+    """Loads one model on its own worker thread, lazily, and runs calls on it there; ``shutdown`` ends it.
+
+    A caller cancelled while its call runs (Ctrl-C in ``verbatim ingest``) sets the call's event, so a model that
+    looks at it (e5, between runs of a few texts) stops there instead of finishing a batch of thousands; calls
+    still queued are dropped.
+    """
 
     def __init__(self, load: Callable[[], Model], thread_name: str, close: Callable[[Model], None] | None = None) -> None:
         self._load = load
@@ -32,17 +41,22 @@ class _ThreadedModel(Generic[Model]):
         self._model: Model | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=thread_name)
 
-    def _call(self, call: Callable[[Model], np.ndarray]) -> np.ndarray:
+    def _call(self, call: Call[Model], given_up: threading.Event) -> np.ndarray:
         if self._model is None:
             self._model = self._load()
-        return np.asarray(call(self._model), dtype=np.float32)
+        return np.asarray(call(self._model, given_up), dtype=np.float32)
 
-    async def run(self, call: Callable[[Model], np.ndarray]) -> np.ndarray:
-        """``call(model)`` on the worker thread (the model loaded there first if it is not yet)."""
-        return await asyncio.get_running_loop().run_in_executor(self._executor, self._call, call)
+    async def run(self, call: Call[Model]) -> np.ndarray:
+        """``call(model, given_up)`` on the worker thread (the model loaded there first if it is not yet)."""
+        given_up = threading.Event()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, self._call, call, given_up)
+        except asyncio.CancelledError:
+            given_up.set()
+            raise
 
     def shutdown(self) -> None:
-        self._executor.shutdown(wait=True)
+        self._executor.shutdown(wait=True, cancel_futures=True)
         if self._model is not None and self._close is not None:
             self._close(self._model)
 
@@ -74,7 +88,8 @@ class E5Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         batch = list(texts)
-        return await self._model.run(lambda model: model.embed(batch, "passage", self._threads))
+        return await self._model.run(lambda model, given_up: model.embed(batch, "passage", self._threads,
+                                                                        stop=given_up))
 
     async def embed_query(self, text: str) -> np.ndarray:
         """One query's vector; queries asked while others are being embedded go together in the next batch."""
@@ -85,7 +100,8 @@ class E5Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         batch = list(texts)
-        return await self._model.run(lambda model: model.embed(batch, "query", self._query_threads))
+        return await self._model.run(lambda model, given_up: model.embed(batch, "query", self._query_threads,
+                                                                        stop=given_up))
 
     async def aclose(self) -> None:
         await self._queries.aclose()
@@ -108,10 +124,10 @@ class UseEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         batch = list(texts)
-        return (await self._model.run(lambda model: model.encode(batch))).reshape(len(texts), self.dim)
+        return (await self._model.run(lambda model, _: model.encode(batch))).reshape(len(texts), self.dim)
 
     async def embed_query(self, text: str) -> np.ndarray:
-        return (await self._model.run(lambda model: model.encode([text]))).reshape(self.dim)
+        return (await self._model.run(lambda model, _: model.encode([text]))).reshape(self.dim)
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self._model.shutdown)

@@ -20,6 +20,7 @@ the built graph would save only the build), so there is nothing on disk to go st
 from __future__ import annotations
 
 import importlib.resources
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,10 @@ from retrieval.encoder.tokenizer import E5Tokenizer
 from retrieval.encoder.weights import Weights
 
 GROUP_TOKENS = 512  # padded tokens per run: 1 text per run was 1.2-1.4x slower on passages and sentences (INT8, 2 cores)
+
+
+class GaveUp(Exception):
+    """An ``embed`` call stopped before its end because its ``stop`` event was set (its caller left)."""
 
 
 def wheel_model_path() -> Path:
@@ -75,11 +80,12 @@ class E5Encoder:
                                             providers=["CPUExecutionProvider"])
         self._pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="e5-run")
 
-    def embed(self, texts: list[str], mode: str, threads: int | None = None) -> np.ndarray:
+    def embed(self, texts: list[str], mode: str, threads: int | None = None, *,
+              stop: threading.Event | None = None) -> np.ndarray:
         """Unit vectors ``[len(texts), dim]`` in ``mode`` (``query`` or ``passage``) on ``threads`` cores (default:
-        the encoder's)."""
+        the encoder's). Once ``stop`` is set, no further run starts and ``GaveUp`` is raised."""
         windows = self._windows(self.tokenizer.content_ids(texts, mode))
-        pooled = self._pooled(windows, min(self.threads, threads or self.threads))
+        pooled = self._pooled(windows, min(self.threads, threads or self.threads), stop)
         sums = np.zeros((len(texts), self.dim), np.float64)
         weights = np.zeros(len(texts), np.float64)
         for window, vector in zip(windows, pooled):
@@ -103,7 +109,7 @@ class E5Encoder:
                 windows.append(_Window(index, [self.tokenizer.bos, *part, self.tokenizer.eos], max(len(part), 1)))
         return windows
 
-    def _pooled(self, windows: list[_Window], threads: int) -> np.ndarray:
+    def _pooled(self, windows: list[_Window], threads: int, stop: threading.Event | None = None) -> np.ndarray:
         order = sorted(range(len(windows)), key=lambda i: len(windows[i].ids))
         groups: list[list[int]] = []
         for i in order:  # ascending length: the last member of a group is its longest
@@ -114,6 +120,8 @@ class E5Encoder:
         pooled = np.zeros((len(windows), self.dim), np.float32)
 
         def run(group: list[int]) -> None:
+            if stop is not None and stop.is_set():
+                raise GaveUp(f"stopped with {len(windows)} windows to embed, at a group of {len(group)}")
             embeddings, mask = self._inputs([windows[i].ids for i in group])
             (pooled[group],) = self.session.run(["pooled"], {"embeddings": embeddings, "mask": mask})
 

@@ -6,6 +6,7 @@ embedded here, and no re-ingest is needed."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 
 from bench.wheel_engine import WheelEngine
 from retrieval.embedders.local import E5Embedder
-from retrieval.encoder.runtime import E5Encoder
+from retrieval.encoder.runtime import E5Encoder, GaveUp
 from retrieval.encoder.weights import Weights
 
 LONG = " ".join(["The export runs nightly and keeps thirty days of history in the archive bucket."] * 60)
@@ -136,3 +137,12 @@ async def test_queries_on_one_core_get_the_same_vectors_as_on_two() -> None:
     finally:
         await everywhere.aclose()
         await one_core.aclose()
+
+
+def test_an_embed_whose_caller_gave_up_runs_no_further(encoder: E5Encoder) -> None:
+    """Ctrl-C during an ingest sets the call's event: the encoder stops before its next run, not at the batch's end."""
+    gave_up = threading.Event()
+    gave_up.set()
+    with pytest.raises(GaveUp):
+        encoder.embed(TEXTS * 50, "passage", threads=1, stop=gave_up)
+    assert encoder.embed(TEXTS[:1], "passage", stop=threading.Event()).shape == (1, encoder.dim)

@@ -4,6 +4,7 @@ mention over HTTP, reports healthy, and on SIGTERM finishes and exits 0."""
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import subprocess
 import sys
@@ -80,3 +81,39 @@ async def test_a_bot_token_slack_refuses_stops_the_start_with_one_line_and_exit_
     assert done.returncode == 2
     assert lines == ["error: Slack refused SLACK_BOT_TOKEN at auth.test (invalid_auth): check the token and "
                      "SLACK_API_URL"]
+
+
+async def test_log_format_json_makes_every_line_of_a_start_and_a_stop_one_json_object(
+        cli_env: dict[str, str], demo_store: ChunkStore, tmp_path: Path) -> None:
+    """A log pipeline parses every line: the migrations of a fresh exchange log (Alembic's lines) included."""
+    async with SlackStandIn() as slack:
+        port = free_port()
+        env = cli_env | {"VERBATIM_COLLECTION": demo_store.name, "SLACK_BOT_TOKEN": slack.bot_token,
+                         "SLACK_SIGNING_SECRET": slack.signing_secret, "SLACK_API_URL": slack.api_url,
+                         "PORT": str(port), "LOG_FORMAT": "json", "LOG_LEVEL": "INFO"}
+        log = (tmp_path / "bot.log").open("wb")
+        process = subprocess.Popen(ENTRY, env=env, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            await wait_healthy(f"http://127.0.0.1:{port}", process)
+            process.send_signal(signal.SIGTERM)
+            code = await asyncio.to_thread(process.wait, 60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            log.close()
+    lines = (tmp_path / "bot.log").read_text(encoding="utf-8", errors="replace").splitlines()
+
+    assert code == 0, lines[-20:]
+    not_json = [line for line in lines if not _json_object(line)]
+    assert not_json == [], not_json
+    loggers = {json.loads(line)["logger"] for line in lines}
+    assert any(name.startswith("alembic") for name in loggers), loggers  # the fresh log was migrated
+    assert "bot.serve" in loggers, loggers
+
+
+def _json_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except json.JSONDecodeError:
+        return False
