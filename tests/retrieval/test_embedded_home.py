@@ -105,9 +105,9 @@ async def other_process(config: WeaviateConfig) -> AsyncIterator[tuple[subproces
         assert line, "the other process failed to connect (see its stderr above)"
         yield process, int(json.loads(line)["pid"])
     finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
+        with process:  # waits, and closes its pipes
+            if process.poll() is None:
+                process.kill()
 
 
 def close_process(process: subprocess.Popen[str]) -> int:

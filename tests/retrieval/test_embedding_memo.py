@@ -56,8 +56,10 @@ async def test_rows_equal_the_embedders_and_repeats_across_batches_are_not_embed
     second = await memo.embed_documents(counting, [FOOTER, "返金は30日以内です。"])
     alone = await embedder.embed_documents(["Пароль сбрасывается по ссылке.", FOOTER, "返金は30日以内です。"])
     assert counting.texts == ["Пароль сбрасывается по ссылке.", FOOTER, "返金は30日以内です。"]
-    assert np.abs(first - alone[[0, 1, 1]]).max() < 1e-5
-    assert np.abs(second - alone[[1, 2]]).max() < 1e-5
+    assert np.array_equal(first[2], first[1]) and np.array_equal(second[0], first[1])  # the repeat's own vector
+    # The embedder's vectors of these texts; computed among other texts, up to their shared int8 activation scale.
+    assert (first * alone[[0, 1, 1]]).sum(axis=1).min() > 0.997
+    assert (second * alone[[1, 2]]).sum(axis=1).min() > 0.997
     assert (memo.embedded, memo.reused) == (3, 2)
 
 
