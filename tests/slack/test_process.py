@@ -8,6 +8,8 @@ import json
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import aiohttp
@@ -39,28 +41,39 @@ async def wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: floa
     raise AssertionError(f"the bot did not become healthy within {timeout:.0f} s")
 
 
+@contextmanager
+def serving(cli_env: dict[str, str], slack: SlackStandIn, collection: str, port: int, cwd: Path,
+            **extra: str) -> Iterator[subprocess.Popen[bytes]]:
+    """`python -m bot` serving ``collection`` against the Slack stand-in on ``port``, its output in cwd/bot.log;
+    killed on the way out if a test left it running."""
+    env = cli_env | {"VERBATIM_COLLECTION": collection, "SLACK_BOT_TOKEN": slack.bot_token,
+                     "SLACK_SIGNING_SECRET": slack.signing_secret, "SLACK_API_URL": slack.api_url,
+                     "PORT": str(port)} | extra
+    with (cwd / "bot.log").open("wb") as log, subprocess.Popen(ENTRY, env=env, cwd=cwd, stdout=log,
+                                                               stderr=subprocess.STDOUT) as process:
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                process.kill()
+
+
+async def sigterm(process: subprocess.Popen[bytes]) -> int:
+    process.send_signal(signal.SIGTERM)
+    return await asyncio.to_thread(process.wait, 60)
+
+
 async def test_python_m_bot_serves_from_the_environment_and_stops_cleanly_on_sigterm(
         cli_env: dict[str, str], demo_store: ChunkStore, tmp_path: Path) -> None:
     async with SlackStandIn() as slack:
         port = free_port()
-        env = cli_env | {"VERBATIM_COLLECTION": demo_store.name, "SLACK_BOT_TOKEN": slack.bot_token,
-                         "SLACK_SIGNING_SECRET": slack.signing_secret, "SLACK_API_URL": slack.api_url,
-                         "PORT": str(port)}
-        log = (tmp_path / "bot.log").open("wb")
-        process = subprocess.Popen(ENTRY, env=env, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
-        try:
+        with serving(cli_env, slack, demo_store.name, port, tmp_path) as process:
             health = await wait_healthy(f"http://127.0.0.1:{port}", process)
             mention = slack.app_mention("C0SUPPORT", QUESTION)
             status, _ = await slack.deliver_event(f"http://127.0.0.1:{port}/slack/events", mention)
             reply = await slack.wait_for(lambda: slack.thread("C0SUPPORT", mention["ts"])[1], timeout=120,
                                          what="the reply")
-            process.send_signal(signal.SIGTERM)
-            code = await asyncio.to_thread(process.wait, 60)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-            log.close()
+            code = await sigterm(process)
     output = (tmp_path / "bot.log").read_text(encoding="utf-8", errors="replace")
 
     assert health["mode"] == "http" and status == 200
@@ -88,20 +101,9 @@ async def test_log_format_json_makes_every_line_of_a_start_and_a_stop_one_json_o
     """A log pipeline parses every line: the migrations of a fresh exchange log (Alembic's lines) included."""
     async with SlackStandIn() as slack:
         port = free_port()
-        env = cli_env | {"VERBATIM_COLLECTION": demo_store.name, "SLACK_BOT_TOKEN": slack.bot_token,
-                         "SLACK_SIGNING_SECRET": slack.signing_secret, "SLACK_API_URL": slack.api_url,
-                         "PORT": str(port), "LOG_FORMAT": "json", "LOG_LEVEL": "INFO"}
-        log = (tmp_path / "bot.log").open("wb")
-        process = subprocess.Popen(ENTRY, env=env, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
-        try:
+        with serving(cli_env, slack, demo_store.name, port, tmp_path, LOG_FORMAT="json", LOG_LEVEL="INFO") as process:
             await wait_healthy(f"http://127.0.0.1:{port}", process)
-            process.send_signal(signal.SIGTERM)
-            code = await asyncio.to_thread(process.wait, 60)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-            log.close()
+            code = await sigterm(process)
     lines = (tmp_path / "bot.log").read_text(encoding="utf-8", errors="replace").splitlines()
 
     assert code == 0, lines[-20:]
