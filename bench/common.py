@@ -45,7 +45,7 @@ class CachedEmbedder:
         self.dim = inner.dim
         CACHE.mkdir(parents=True, exist_ok=True)
         # Benches may run side by side and share the cache: wait for a writer rather than fail.
-        # One cache per engine too: the built e5 engine's vectors differ from the wheel's in the fourth decimal.
+        # One cache per engine too: ONNX Runtime's int8 vectors differ from the wheel's in the third decimal.
         self.engine = engine = getattr(inner, "engine", "wheel")
         label = inner.name if engine == "wheel" else f"{inner.name}-{engine}"
         self._db = sqlite3.connect(CACHE / f"vectors-{re.sub(r'[^A-Za-z0-9_.-]', '_', label)}.sqlite3", timeout=120)

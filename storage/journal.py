@@ -127,17 +127,17 @@ class Journal:
 
     def pending(self) -> int:
         """How many records are waiting."""
-        if not self.path.exists():
-            return 0
-        with _exclusive(self.lock_path):
-            return len(_read_lines(self.path))
+        return self._count(self.path)
 
     def dead_lettered(self) -> int:
         """How many records the database refused and the dead-letter file keeps."""
-        if not self.dead_path.exists():
+        return self._count(self.dead_path)
+
+    def _count(self, path: Path) -> int:
+        if not path.exists():
             return 0
         with _exclusive(self.lock_path):
-            return len(_read_lines(self.dead_path))
+            return len(_read_lines(path))
 
     def dead_letters(self) -> list[DeadLetter]:
         """The refused records, oldest first; a line that does not read back is logged and skipped."""

@@ -17,11 +17,9 @@ Nothing here computes; the graph builder and the tokenizer take what they need f
 
 from __future__ import annotations
 
-import hashlib
 import mmap
 import struct
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -166,8 +164,3 @@ class ModelFile:
         values, offset = self._tensor(name, 1)
         blocks = np.frombuffer(self._map, dtype=Q4_BLOCK, count=values // BLOCK, offset=offset)
         return Q4Matrix(blocks.reshape(values // cols, cols // BLOCK))
-
-    @cached_property
-    def digest(self) -> str:
-        """sha256 of the file: the key of every model built from it."""
-        return hashlib.sha256(self._map).hexdigest()

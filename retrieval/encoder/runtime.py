@@ -52,9 +52,10 @@ class _Window:
     weight: int       # content tokens: the window's share of its text's vector
 
 
-def session_options(threads: int = 1) -> ort.SessionOptions:
+def session_options() -> ort.SessionOptions:
+    """One thread per run: calls are parallel across texts instead (the module says why)."""
     options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
+    options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     # Threads that wait for work sleep instead of spinning: in `serve` the cores are shared with the event loop
     # and Weaviate, and a spinning pool takes their time.
@@ -69,7 +70,6 @@ class E5Encoder:
     def __init__(self, path: Path | None = None, weights: Weights = Weights.INT8, threads: int = 1) -> None:
         self.model = ModelFile(path or wheel_model_path())
         self.tokenizer = E5Tokenizer(self.model.vocabulary)
-        self.weights = weights
         self.threads = max(1, threads)
         self.dim = self.model.shape.hidden
         self._word = self.model.matrix("emb.word", self.dim)
