@@ -126,6 +126,9 @@ class Settings(BaseSettings):
     # Suggested prompts when an assistant thread starts, separated by "|"; empty: a few generic ones in the
     # user's language (en, ja, ru, from their Slack locale).
     assistant_prompts: str = ""
+    # Per-channel settings (mode mention / every_question / off, the hand-off group, private_first): a TOML
+    # file, read again when it changes; empty: VERBATIM_HOME/channels.toml (none there: every channel is mention).
+    channels_file: Path | None = None
     # A claimed question is a lease this long, renewed while it is answered; a claim whose lease ran out (or
     # whose process on this host is gone) is taken over by a retry or by the sweep of another instance.
     claim_lease_s: float = Field(default=30.0, ge=3.0)
@@ -143,10 +146,15 @@ class Settings(BaseSettings):
     # Put the question's text in the per-question log line (off: logs carry ids, outcome and timings only).
     log_questions: bool = False
 
-    @field_validator("weaviate_binary_dir", "verbatim_home")
+    @field_validator("channels_file", mode="before")
     @classmethod
-    def _expand_user(cls, value: Path) -> Path:
-        return value.expanduser()
+    def _empty_is_default(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @field_validator("weaviate_binary_dir", "verbatim_home", "channels_file")
+    @classmethod
+    def _expand_user(cls, value: Path | None) -> Path | None:
+        return value.expanduser() if value is not None else None
 
     @field_validator("dm_visibility")
     @classmethod
@@ -179,6 +187,9 @@ class Settings(BaseSettings):
         if self.database_url is not None:
             return self.database_url.get_secret_value()
         return f"sqlite+aiosqlite:///{(self.verbatim_home / 'verbatim.sqlite3').resolve()}"
+
+    def channels_path(self) -> Path:
+        return self.channels_file if self.channels_file is not None else self.verbatim_home / "channels.toml"
 
     def weaviate_config(self) -> WeaviateConfig:
         return WeaviateConfig(
