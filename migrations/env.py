@@ -55,9 +55,21 @@ def run_migrations_offline() -> None:
 
 
 def do_run_migrations(connection: Connection) -> None:
-    configure(connection=connection, render_as_batch=connection.dialect.name == "sqlite")
-    with context.begin_transaction():
-        context.run_migrations()
+    sqlite = connection.dialect.name == "sqlite"
+    if sqlite:
+        # A batch migration copies a table and drops the old one; with foreign keys on, SQLite's DROP TABLE deletes
+        # the child rows first (ON DELETE CASCADE). Alembic's batch documentation: switch them off meanwhile.
+        connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+        connection.commit()
+    configure(connection=connection, render_as_batch=sqlite)
+    try:
+        with context.begin_transaction():
+            context.run_migrations()
+    finally:
+        if sqlite:
+            connection.commit()
+            connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+            connection.commit()
 
 
 async def run_async_migrations() -> None:

@@ -225,6 +225,20 @@ class Feedback(Base):
     updated_at: Mapped[datetime]
 
 
+class Handoff(Base):
+    """An "Ask a person" click: the exchange was handed off to the channel's people. One row per exchange (its
+    unique constraint is what keeps a second click, or Slack delivering one click twice, from posting again)."""
+
+    __tablename__ = "handoffs"
+    __table_args__ = (UniqueConstraint("exchange_id"),)
+
+    id: Mapped[str] = mapped_column(String(UUID_LENGTH), primary_key=True)
+    exchange_id: Mapped[str] = mapped_column(String(UUID_LENGTH), ForeignKey("exchanges.id", ondelete="CASCADE"))
+    user_id: Mapped[str] = mapped_column(String())
+    created_at: Mapped[datetime]
+    message_ts: Mapped[str | None] = mapped_column(String())
+
+
 class Suppression(Base):
     """A chunk a lead confirmed bad for one question: never quoted again for it, nor for a near-duplicate.
 

@@ -18,7 +18,8 @@ from datetime import date, datetime
 from typing import Any, Literal, get_args
 
 Source = Literal["slack", "cli", "eval", "api"]
-Outcome = Literal["pending", "answered", "no_support", "error"]
+# not_answered: a help channel's unprompted question the bot stayed silent on (too little support to speak).
+Outcome = Literal["pending", "answered", "no_support", "error", "not_answered"]
 Resolution = Literal["confirmed_bad", "not_a_problem", "fixed_in_docs"]
 
 SOURCES: tuple[str, ...] = get_args(Source)
@@ -172,6 +173,19 @@ class FeedbackRecord:
     positive: bool
     created_at: datetime
     updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffRecord:
+    """An "Ask a person" click on an answer: who asked for a person, when, and the post that brought one in."""
+
+    exchange_id: str
+    user_id: str
+    created_at: datetime
+    message_ts: str | None = None  # the hand-off message in the thread, once posted
+
+    def __post_init__(self) -> None:
+        require_aware("created_at", self.created_at)
 
 
 @dataclass(frozen=True, slots=True)

@@ -184,6 +184,8 @@ async def coverage_gaps(sessions: Sessions, embedder: QuestionEmbedder, *, since
     """
     async with sessions() as session:
         records = await with_outcome(session, "no_support", since=since, channel_id=channel_id, limit=limit)
+        # A help channel's question the bot stayed silent on is a gap too (no support to speak with).
+        records += await with_outcome(session, "not_answered", since=since, channel_id=channel_id, limit=limit)
     questions = in_order([gap_question(record) for record in records])
     vectors = await embedder.embed_queries([question.text for question in questions])
     groups = await asyncio.to_thread(cluster, vectors, threshold)

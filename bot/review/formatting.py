@@ -15,7 +15,8 @@ SINCE_FORMS = "a duration such as 7d, 24h or 2w, or a UTC date such as 2026-11-0
 _DURATION = re.compile(r"^\s*(\d{1,6})\s*([hdw])\s*$", re.IGNORECASE)
 _UNIT_HOURS = {"h": 1, "d": 24, "w": 24 * 7}
 
-OUTCOME_LABELS = {"answered": "answered", "no_support": "no support", "error": "error", "pending": "pending"}
+OUTCOME_LABELS = {"answered": "answered", "no_support": "no support", "error": "error", "pending": "pending",
+                  "not_answered": "not answered (silent)"}
 RESOLUTION_LABELS = {
     "confirmed_bad": "confirmed bad",
     "not_a_problem": "not a problem",

@@ -32,7 +32,7 @@ from bot.review.suppressed import suppressed_line
 from storage.journal import DeadLetter
 from storage.records import ChannelStats, DayStats, ExchangeSummary, FlagRecord, Metrics
 
-OUTCOME_STYLES = {"answered": "green", "no_support": "yellow", "error": "red", "pending": "dim"}
+OUTCOME_STYLES = {"answered": "green", "no_support": "yellow", "error": "red", "pending": "dim", "not_answered": "yellow"}
 QUOTE_STYLE = "bold black on yellow"
 PLAIN_OPEN, PLAIN_CLOSE = "[[", "]]"
 TIMING_ORDER = ("search", "rerank", "compose", "verify", "total")

@@ -90,3 +90,26 @@ async def test_a_database_that_does_not_connect_is_named_without_its_password(do
     assert "\n" not in message
     if "@" in down_url:
         assert "postgres:***@127.0.0.1" in message
+
+
+async def test_the_help_channels_revision_keeps_every_exchange_and_its_feedback(empty_database_url: str) -> None:
+    """0005 rebuilds the exchanges table on SQLite (a new outcome in its CHECK): nothing under it is lost."""
+    await upgrade(empty_database_url, "0004")
+    engine = create_engine(empty_database_url)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(sa.text(
+                "INSERT INTO exchanges (id, created_at, source, question, outcome, timings_ms, route) "
+                "VALUES ('5d1f5c2e-0000-4000-8000-000000000001', '2026-12-01 10:00:00+00:00', 'slack', 'q', "
+                "'answered', '{}', '{}')"))
+            await connection.execute(sa.text(
+                "INSERT INTO feedback (id, exchange_id, user_id, positive, created_at, updated_at) VALUES "
+                "('5d1f5c2e-0000-4000-8000-0000000000f1', '5d1f5c2e-0000-4000-8000-000000000001', 'U0ASKER', "
+                "true, '2026-12-01 10:01:00+00:00', '2026-12-01 10:01:00+00:00')"))
+        await upgrade(empty_database_url)
+        async with engine.connect() as connection:
+            counts = [(await connection.execute(sa.text(f"SELECT count(*) FROM {table}"))).scalar_one()
+                      for table in ("exchanges", "feedback")]
+        assert counts == [1, 1]
+    finally:
+        await engine.dispose()
