@@ -18,9 +18,10 @@ still look in the thread for a reply the gone owner may have posted before dying
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -75,6 +76,7 @@ async def claim_event(
     user_id: str | None = None,
     thread_ts: str | None = None,
     question_ts: str | None = None,
+    route: Mapping[str, Any] | None = None,
 ) -> Claim | None:
     """Claim a Slack event: a new claim, a left-behind one taken over, or None (held by a live owner, or done).
 
@@ -83,7 +85,7 @@ async def claim_event(
     record = ExchangeRecord(
         id=exchange_id, created_at=created_at, source=source, question=question, outcome="pending",
         event_id=event_id, team_id=team_id, channel_id=channel_id, user_id=user_id, thread_ts=thread_ts,
-        question_ts=question_ts,
+        question_ts=question_ts, route=dict(route or {}),
     )
     row = new_exchange(record, event_id)
     row.claimed_by, row.lease_until = lease.owner, lease.until

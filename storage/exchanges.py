@@ -28,7 +28,7 @@ from sqlalchemy import ColumnElement, Select, and_, delete, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
-from storage.models import Citation, Exchange, Feedback, Flag, RetrievedChunk
+from storage.models import Citation, Exchange, Feedback, Flag, Handoff, RetrievedChunk
 from storage.records import (
     OUTCOMES,
     CitationRecord,
@@ -138,12 +138,14 @@ async def list_exchanges(
     limit: int = 50,
     offset: int = 0,
     unhappy: bool | None = None,
+    handed_off: bool | None = None,
 ) -> list[ExchangeSummary]:
     """The review queue, newest first (``since`` inclusive, ``before`` exclusive).
 
     `flagged=True`: exchanges with at least one lead flag still on the reply (resolved or not; the summary
     says how many are unresolved); `False`: exchanges without one; None: both. `unhappy=True`: exchanges
-    someone gave a 👎 (feedback buttons); `False`: none did; None: both.
+    someone gave a 👎 (feedback buttons); `False`: none did; None: both. `handed_off`: likewise for an
+    "Ask a person" click.
     """
     if outcome is not None:
         require_choice("outcome", outcome, OUTCOMES)
@@ -164,6 +166,7 @@ async def list_exchanges(
         _count(Flag, is_flag).label("lead_flags"),
         _count(Flag, and_(is_flag, Flag.resolution.is_(None))).label("unresolved"),
         _count(Feedback, is_unhappy).label("unhappy"),
+        _count(Handoff, Handoff.exchange_id == Exchange.id).label("handoffs"),
     )
     if flagged is not None:
         has_flag = exists().where(is_flag)
@@ -171,6 +174,9 @@ async def list_exchanges(
     if unhappy is not None:
         has_thumbs_down = exists().where(is_unhappy)
         statement = statement.where(has_thumbs_down if unhappy else ~has_thumbs_down)
+    if handed_off is not None:
+        has_handoff = exists().where(Handoff.exchange_id == Exchange.id)
+        statement = statement.where(has_handoff if handed_off else ~has_handoff)
     if outcome is not None:
         statement = statement.where(Exchange.outcome == outcome)
     if channel_id is not None:
@@ -187,7 +193,7 @@ async def list_exchanges(
             channel_id=row.channel_id, user_id=row.user_id, thread_ts=row.thread_ts, reply_ts=row.reply_ts,
             error_class=row.error_class, total_ms=_total_ms(row.timings_ms), kept_citations=row.kept,
             rejected_citations=row.rejected, lead_flags=row.lead_flags, unresolved_lead_flags=row.unresolved,
-            unhappy=row.unhappy,
+            unhappy=row.unhappy, handed_off=bool(row.handoffs),
         )
         for row in await session.execute(statement)
     ]

@@ -236,6 +236,7 @@ class ExchangeSummary:
     lead_flags: int  # lead reactions still on the reply
     unresolved_lead_flags: int  # of those, the ones nobody has resolved yet
     unhappy: int = 0  # 👎 clicks on the answer (feedback buttons): "asker unhappy"
+    handed_off: bool = False  # someone clicked "Ask a person" under the reply
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

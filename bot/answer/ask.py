@@ -56,6 +56,7 @@ class Delivery:
 
     reply_ts: str | None = None
     error: BaseException | None = None
+    silent: bool = False  # nothing was posted on purpose (a help channel's question without support)
 
 
 Deliver = Callable[[AnswerResult | None, BaseException | None], Awaitable[Delivery]]
@@ -129,6 +130,8 @@ async def ask(question: Question, deps: AnswerDeps, recorder: Recorder, origin: 
         assert result is not None
         record = answered_record(result, exchange_id=origin.exchange_id, created_at=origin.created_at,
                                  source=origin.source, slack=slack)
+        if deliver is not None and delivered.silent:
+            record = replace(record, outcome="not_answered")
     return Asked(result, error, record, await recorder(record))
 
 

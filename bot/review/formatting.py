@@ -24,15 +24,17 @@ RESOLUTION_LABELS = {
 }
 
 
-def flags_label(lead_flags: int, unresolved: int, unhappy: int) -> str:
-    """The queue's "flags" cell: leads' flags (open / all) and the askers' 👎 ("asker unhappy").
+def flags_label(lead_flags: int, unresolved: int, unhappy: int, handed_off: bool = False) -> str:
+    """The queue's "flags" cell: leads' flags (open / all), the askers' 👎 ("asker unhappy"), a hand-off.
 
-    >>> flags_label(2, 1, 0), flags_label(0, 0, 1), flags_label(1, 1, 2), flags_label(0, 0, 0)
-    ('1 open / 2', 'asker unhappy', '1 open / 1, asker unhappy ×2', '')
+    >>> flags_label(2, 1, 0), flags_label(0, 0, 1), flags_label(1, 1, 2), flags_label(0, 0, 0, True)
+    ('1 open / 2', 'asker unhappy', '1 open / 1, asker unhappy ×2', 'handed off')
     """
     parts = [f"{unresolved} open / {lead_flags}"] if lead_flags else []
     if unhappy:
         parts.append("asker unhappy" + (f" ×{unhappy}" if unhappy > 1 else ""))
+    if handed_off:
+        parts.append("handed off")
     return ", ".join(parts)
 
 

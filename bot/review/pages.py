@@ -168,7 +168,7 @@ def queue_page(items: Sequence[ExchangeSummary], filters: QueueFilters, *, error
             id=item.id, question=one_line(item.question, 140) or "(empty question)",
             quotes=f"{item.kept_citations}"
             + (f" (+{item.rejected_citations} rejected)" if item.rejected_citations else ""),
-            flags=flags_label(item.lead_flags, item.unresolved_lead_flags, item.unhappy),
+            flags=flags_label(item.lead_flags, item.unresolved_lead_flags, item.unhappy, item.handed_off),
             total=milliseconds(item.total_ms))
         for item in items
     )

@@ -62,7 +62,7 @@ def queue_table(summaries: Sequence[ExchangeSummary]) -> Table:
     for item in summaries:
         outcome = outcome_label(item.outcome) + (f" ({item.error_class})" if item.error_class else "")
         quotes = f"{item.kept_citations}" + (f" +{item.rejected_citations} rejected" if item.rejected_citations else "")
-        flags = flags_label(item.lead_flags, item.unresolved_lead_flags, item.unhappy)
+        flags = flags_label(item.lead_flags, item.unresolved_lead_flags, item.unhappy, item.handed_off)
         table.add_row(
             Text(item.created_at.strftime("%Y-%m-%d %H:%M")), Text(item.id),
             Text(outcome, style=OUTCOME_STYLES.get(item.outcome, "")), Text(item.channel_id or "–"),

@@ -1,6 +1,7 @@
 """One question from Slack, from its event to its logged reply. Every taken question ends in a reply.
 
-    take      in-process guard (event id and message) -> the channel's line -> (follow-up: is it our thread?)
+    take      the channel's settings (``bot.slack.help_channels``: off, or an unprompted message that is not a
+              question there, is not taken) -> in-process guard (event id and message) -> the channel's line -> (follow-up: is it our thread?)
               -> claim the event id in the exchange log: a lease, renewed while we answer (``storage.claims``);
               a claim left behind by a dead instance is taken over here, by a retry, or by the start-up sweep
               (``bot.slack.recovery``)
@@ -39,6 +40,7 @@ from bot.answer.ask import Asked, Delivery, Origin, ask, record_failure
 from bot.answer.exchange import SlackContext
 from bot.answer.query import Turn
 from bot.answer.service import AnswerResult, Question
+from bot.channels import ChannelSettings
 from bot.log_format import question_fields
 from bot.slack.blocks import (
     RenderOptions,
@@ -51,6 +53,7 @@ from bot.slack.blocks import (
 from bot.slack.concurrency import Ticket, cancel_and_wait
 from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
 from bot.slack.events import Mention
+from bot.slack.help_channels import has_support, person_answered, settings_for
 from bot.slack.messages import slack_wording_for
 from bot.slack.text import shorten
 from bot.slack.threads import BotUser, thread_messages, thread_of
@@ -91,6 +94,11 @@ async def take_question(question: Mention, deps: SlackDeps, bot: BotUser, attemp
     ``claim``: already claimed, and marked taken in this process, by the sweep (``bot.slack.recovery``);
     otherwise it is marked and claimed here.
     """
+    settings = await settings_for(question, deps)
+    if settings is None:
+        if claim is None:
+            return  # not a question for the bot in this channel (bot.slack.help_channels)
+        settings = (await deps.channels.current()).of(question.channel)  # claimed before: finish it
     if claim is None and not deps.seen.first_time(question.event_id, question.message_key):
         log.info("event %s (retry %d) already taken in this process: dropped", question.event_id, question.retry)
         return
@@ -114,14 +122,22 @@ async def take_question(question: Mention, deps: SlackDeps, bot: BotUser, attemp
         try:
             async with _lease_kept(claim, deps):
                 await ticket.turn()
-                await _answer_and_reply(question, history, deps, attempt, ticket)
+                await _answer_and_reply(question, history, deps, attempt, ticket, _Reply(bot, settings))
         finally:
             if reacted:
                 await _react(deps, "remove", question)
 
 
+@dataclass(frozen=True, slots=True)
+class _Reply:
+    """What a reply depends on beyond the question: who the bot is, and the channel's settings."""
+
+    bot: BotUser
+    settings: ChannelSettings
+
+
 async def _answer_and_reply(question: Mention, history: tuple[Turn, ...], deps: SlackDeps, attempt: Attempt,
-                            ticket: Ticket) -> None:
+                            ticket: Ticket, reply: _Reply) -> None:
     if not question.text:  # "@verbatim" and nothing else
         await post_reply(question, help_message(question.language), deps, attempt)
         return
@@ -134,9 +150,14 @@ async def _answer_and_reply(question: Mention, history: tuple[Turn, ...], deps: 
         return
 
     async def deliver(result: AnswerResult | None, error: BaseException | None) -> Delivery:
+        if question.unprompted and (not has_support(result, reply.settings)
+                                    or await person_answered(question, deps, reply.bot)):
+            ticket.replied()
+            return Delivery(silent=True)  # a help channel hears the bot only when it has support
         refused = None
         if result is not None:  # Slack may refuse the answer: then the asker is told plainly
-            refused = await post_reply(question, answer_message(result, _render_options(deps)), deps, attempt)
+            options = _render_options(deps, reply.settings, question)
+            refused = await post_reply(question, answer_message(result, options), deps, attempt)
         if (error or refused) is not None and attempt.reply_ts is None:
             await post_reply(question, error_message(question.language, attempt.exchange_id), deps, attempt)
         ticket.replied()  # in order is about replies: the channel's next question need not wait for the record
@@ -158,8 +179,9 @@ async def _service_question(question: Mention, history: tuple[Turn, ...], deps: 
                     language=question.language, sees=sees)
 
 
-def _render_options(deps: SlackDeps) -> RenderOptions:
-    return RenderOptions(flag_reaction=deps.options.first_flag_reaction, native_feedback=deps.options.native_feedback)
+def _render_options(deps: SlackDeps, settings: ChannelSettings, question: Mention) -> RenderOptions:
+    return RenderOptions(flag_reaction=deps.options.first_flag_reaction, native_feedback=deps.options.native_feedback,
+                         handoff=bool(settings.handoff) and not question.private)
 
 
 def _origin(question: Mention, attempt: Attempt) -> Origin:
@@ -186,6 +208,7 @@ async def _claim(question: Mention, deps: SlackDeps, attempt: Attempt) -> Claim 
             claim = await claim_event(
                 session, question.event_id, exchange_id=attempt.exchange_id, created_at=attempt.created_at,
                 source="slack", lease=lease_for(deps), owner_gone=deps.instance.owner_gone, question=question.text,
+                route={"unprompted": True} if question.unprompted else None,
                 team_id=question.team_id, channel_id=question.channel, user_id=question.user,
                 thread_ts=question.reply_thread, question_ts=question.ts)
     except DATABASE_DOWN as error:

@@ -14,7 +14,8 @@ The rules this module keeps, whatever the answer holds:
   ``context_actions`` block with its ``feedback_buttons`` element (the shape slack_sdk's ``ContextActionsBlock``
   and ``FeedbackButtonsElement`` build, checked in the tests); where the installed slack_sdk lacks them
   (``SlackOptions.native_feedback``), a plain ``actions`` block with two buttons of the same action and values.
-  A click is the asker's feedback, never a lead's flag (those stay reactions).
+  A click is the asker's feedback, never a lead's flag (those stay reactions). Where the channel names a
+  hand-off group, an **Ask a person** button follows them (``HANDOFF_ACTION``, ``bot.slack.handoff``).
 - Slack's limits hold: at most 50 blocks (quotes that do not fit are counted in a note, never dropped
   silently), at most 3,000 characters in a section. Every message has a plain-text ``text`` for
   notifications and screen readers.
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from bot.answer.render import CitationView, answer_text, citations, nearest
 from bot.answer.types import Answered, NoSupport, NoSupportReason
 from bot.answer.wording import source_line, wording_for
-from bot.slack.events import FEEDBACK_ACTION, NEGATIVE, POSITIVE
+from bot.slack.events import FEEDBACK_ACTION, HANDOFF_ACTION, HANDOFF_VALUE, NEGATIVE, POSITIVE
 from bot.slack.messages import slack_wording_for
 from bot.slack.text import escape_mrkdwn, fit_mrkdwn, link, shorten
 
@@ -63,6 +64,7 @@ class RenderOptions:
     flag_reaction: str | None = "x"  # named in the hint under an answer; None: no hint
     feedback: bool = True  # the 👍 / 👎 buttons under every answer
     native_feedback: bool = True  # Slack's feedback_buttons; False: a plain button pair
+    handoff: bool = False  # the "Ask a person" button beside them (the channel names a hand-off group)
 
 
 def answer_message(result: AnswerResult, options: RenderOptions = RenderOptions()) -> SlackMessage:
@@ -73,6 +75,8 @@ def answer_message(result: AnswerResult, options: RenderOptions = RenderOptions(
         blocks = _no_support_blocks(result, options)
     if options.feedback:
         blocks.append(feedback_block(result.language, native=options.native_feedback))
+    if options.handoff:
+        blocks.append(handoff_block(result.language))
     return SlackMessage(text=_fallback(answer_text(result), result.language), blocks=tuple(blocks))
 
 
@@ -117,10 +121,17 @@ def feedback_block(language: str, *, native: bool = True) -> Block:
         for value, emoji, label in ((POSITIVE, "👍", words.helpful), (NEGATIVE, "👎", words.unhelpful))]}
 
 
+def handoff_block(language: str) -> Block:
+    """The "Ask a person" button (``HANDOFF_ACTION``): one click brings the channel's hand-off group in."""
+    return {"type": "actions", "elements": [{
+        "type": "button", "action_id": HANDOFF_ACTION, "value": HANDOFF_VALUE,
+        "text": {"type": "plain_text", "text": slack_wording_for(language).ask_person, "emoji": True}}]}
+
+
 def _answered_blocks(result: AnswerResult, options: RenderOptions) -> list[Block]:
     words = slack_wording_for(result.language)
     views = citations(result)
-    trailer = (1 if options.flag_reaction else 0) + (1 if options.feedback else 0)
+    trailer = (1 if options.flag_reaction else 0) + (1 if options.feedback else 0) + (1 if options.handoff else 0)
     blocks: list[Block] = []
     shown, previous_claim = 0, None
     for view in views:
@@ -149,7 +160,7 @@ def _no_support_blocks(result: AnswerResult, options: RenderOptions) -> list[Blo
     fragments = nearest(result)
     if fragments:
         blocks.append(_context(escape_mrkdwn(words.nearest)))
-    trailer = 1 if options.feedback else 0
+    trailer = (1 if options.feedback else 0) + (1 if options.handoff else 0)
     for view in fragments:
         group = _quote_with_source(view, result.language, label=None)
         if len(blocks) + len(group) + trailer > MAX_BLOCKS:

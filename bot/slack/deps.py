@@ -11,6 +11,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import aiohttp
 from slack_sdk.http_retry.builtin_async_handlers import (
@@ -22,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.ask import Limits, Recorder
 from bot.answer.service import AnswerDeps
+from bot.channels import ChannelsFile
 from bot.in_flight import InFlight
 from bot.instance import Instance
 from bot.metrics import Metrics
@@ -66,6 +68,7 @@ class SlackOptions:
     membership_cache_s: float = 60.0  # channel and user group members, trusted this long
     assistant_prompts: tuple[str, ...] = ()  # suggested when an assistant thread starts; (): the generic ones
     native_feedback: bool = field(default_factory=lambda: _has_feedback_buttons())  # else the plain button pair
+    channels_file: Path | None = None  # per-channel settings (bot.channels); None: every channel is "mention"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SlackOptions:
@@ -78,6 +81,7 @@ class SlackOptions:
             log_questions=settings.log_questions,
             dm_visibility=parse_dm_visibility(settings.dm_visibility), membership_cache_s=settings.membership_cache_s,
             assistant_prompts=tuple(p.strip() for p in settings.assistant_prompts.split("|") if p.strip()),
+            channels_file=settings.channels_path(),
         )
 
 
@@ -146,8 +150,11 @@ class SlackDeps:
     answer_slots: asyncio.Semaphore = field(init=False)
     claims_at_once: asyncio.Semaphore = field(init=False)
     recorder: Recorder = field(init=False)
+    channels: ChannelsFile = field(init=False)  # each channel's mode and hand-off group, read again on a change
 
     def __post_init__(self) -> None:
+        self.channels = ChannelsFile(self.options.channels_file)
+        self.channels.load()  # a bad file stops the start with its line (ChannelsFileError)
         self.leads = Leads(self.options, self.client)
         self.visibility = PrivateVisibility(self.options.dm_visibility, self.client,
                                             ttl_s=self.options.membership_cache_s, clock=self.clock)

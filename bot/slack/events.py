@@ -5,7 +5,8 @@ Rules of the edge, each applied here so nothing below needs to know Slack's payl
 - A **question** is an ``app_mention`` by a person, or a ``message`` by a person in a thread (a follow-up;
   whether the bot answered that thread is decided later, from the exchange log). Everything else is not a
   question: other bots, the bot's own messages, edits, deletions, joins and other subtyped messages,
-  top-level messages without a mention.
+  top-level messages without a mention — except in a help channel (``parse_channel_message``: a person's
+  top-level message mentioning nobody is ``unprompted``; the channel's settings decide whether it is answered).
 - A mention arrives twice, as ``app_mention`` and as ``message`` (same ``ts``, different event ids). The
   ``message`` copy of any message that mentions the bot is dropped here, so it is answered once, from the
   ``app_mention``.
@@ -19,10 +20,12 @@ Rules of the edge, each applied here so nothing below needs to know Slack's payl
   user, the DM channel and thread, and the channel the pane was opened from, when it was (its context).
 - A **feedback click** is a ``block_actions`` payload whose action is the answer's feedback buttons
   (``FEEDBACK_ACTION``, native ``feedback_buttons`` or the plain button pair), on a message in a channel.
+- A **hand-off click** is the same payload on the "Ask a person" button (``HANDOFF_ACTION``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,6 +34,8 @@ from typing import Any
 from bot.slack.text import clean_question
 from retrieval.language import detect_language
 
+# A user (the bot included), a user group, or @here / @channel / @everyone: a message addressed to someone.
+_MENTIONS = re.compile(r"<@[UWB][A-Z0-9]+|<!subteam\^|<!(here|channel|everyone)")
 # Message subtypes that are still a person saying something new in the conversation.
 _SPOKEN_SUBTYPES = frozenset({None, "thread_broadcast", "file_share"})
 
@@ -50,6 +55,7 @@ class Mention:
     retry: int = 0  # 0: Slack's first delivery
     language: str = "en"  # of the text, detected once when the payload is parsed
     private: bool = False  # asked in a direct message (or the assistant pane, a DM thread)
+    unprompted: bool = False  # a top-level message in a channel, not addressed to the bot (help channels)
 
     @property
     def reply_thread(self) -> str:
@@ -116,6 +122,20 @@ class FeedbackClick:
     at: datetime
 
 
+HANDOFF_ACTION, HANDOFF_VALUE = "verbatim_handoff", "ask_person"  # the "Ask a person" button
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffClick:
+    """Someone clicked "Ask a person" under one of the bot's replies in a channel."""
+
+    team_id: str | None
+    user: str
+    channel: str
+    message_ts: str  # the bot's reply the button is on
+    at: datetime
+
+
 def retry_number(headers: Mapping[str, Sequence[str] | str]) -> int:
     """Slack's delivery attempt: 0 first, then 1, 2 … (HTTP ``X-Slack-Retry-Num``; Socket Mode's
     ``retry_attempt``, which Bolt passes as the same header, "0" on first delivery)."""
@@ -156,11 +176,26 @@ def parse_direct_message(body: Mapping[str, Any], bot_user_id: str | None, retry
     return mention if mention.text else None
 
 
+def parse_channel_message(body: Mapping[str, Any], bot_user_id: str | None, retry: int = 0) -> Mention | None:
+    """A person's top-level message in a channel that mentions nobody (not the bot: its ``app_mention`` copy is
+    the one answered; not a person: it is addressed to them). Whether it is a question for the bot is decided
+    by the channel's settings (``bot.slack.help_channels``)."""
+    event = body.get("event") or {}
+    if (event.get("type") != "message" or event.get("channel_type") not in ("channel", "group")
+            or not _said_by_a_person(event, bot_user_id)):
+        return None
+    if event.get("thread_ts") not in (None, event.get("ts")) or _MENTIONS.search(str(event.get("text") or "")):
+        return None
+    mention = _mention(body, event, bot_user_id, retry, mentioned=False, unprompted=True)
+    return mention if mention.text else None
+
+
 def parse_message(body: Mapping[str, Any], bot_user_id: str | None, retry: int = 0) -> Mention | None:
-    """The question a ``message`` event holds: a DM, or a follow-up in a channel's thread; None otherwise."""
+    """The question a ``message`` event holds: a DM, a follow-up in a channel's thread, or a top-level message
+    in a channel (for help channels); None otherwise."""
     if (body.get("event") or {}).get("channel_type") == "im":
         return parse_direct_message(body, bot_user_id, retry)
-    return parse_follow_up(body, bot_user_id, retry)
+    return parse_follow_up(body, bot_user_id, retry) or parse_channel_message(body, bot_user_id, retry)
 
 
 def parse_assistant_thread(body: Mapping[str, Any]) -> AssistantThread | None:
@@ -182,21 +217,41 @@ def parse_assistant_thread(body: Mapping[str, Any]) -> AssistantThread | None:
 
 def parse_feedback(body: Mapping[str, Any]) -> FeedbackClick | None:
     """The click of a ``block_actions`` payload on the feedback buttons, or None."""
+    clicked = _click(body, FEEDBACK_ACTION, (POSITIVE, NEGATIVE))
+    if clicked is None:
+        return None
+    action, team, user, channel, message_ts = clicked
+    return FeedbackClick(team_id=team, user=user, channel=channel, message_ts=message_ts,
+                         positive=action["value"] == POSITIVE, at=_event_time(action.get("action_ts")))
+
+
+def parse_handoff(body: Mapping[str, Any]) -> HandoffClick | None:
+    """The click of a ``block_actions`` payload on the "Ask a person" button, or None."""
+    clicked = _click(body, HANDOFF_ACTION, (HANDOFF_VALUE,))
+    if clicked is None:
+        return None
+    action, team, user, channel, message_ts = clicked
+    return HandoffClick(team_id=team, user=user, channel=channel, message_ts=message_ts,
+                        at=_event_time(action.get("action_ts")))
+
+
+def _click(body: Mapping[str, Any], action_id: str,
+           values: tuple[str, ...]) -> tuple[Mapping[str, Any], str | None, str, str, str] | None:
+    """(the action, team, user, channel, message ts) of a click on ``action_id`` (or one it starts) with one of
+    ``values``, on a message in a channel; None for anything else."""
     if body.get("type") != "block_actions":
         return None
     action = next((a for a in body.get("actions") or () if isinstance(a, dict)
-                   and str(a.get("action_id") or "").startswith(FEEDBACK_ACTION)), None)
+                   and str(a.get("action_id") or "").startswith(action_id)), None)
     user = (body.get("user") or {}).get("id")
     channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
     message_ts = (body.get("container") or {}).get("message_ts") or (body.get("message") or {}).get("ts")
-    if action is None or action.get("value") not in (POSITIVE, NEGATIVE):
+    if action is None or action.get("value") not in values:
         return None
     if not (isinstance(user, str) and isinstance(channel, str) and isinstance(message_ts, str)):
         return None
     team = (body.get("team") or {}).get("id")
-    return FeedbackClick(team_id=team if isinstance(team, str) else None, user=user, channel=channel,
-                         message_ts=message_ts, positive=action["value"] == POSITIVE,
-                         at=_event_time(action.get("action_ts")))
+    return action, team if isinstance(team, str) else None, user, channel, message_ts
 
 
 def parse_reaction(body: Mapping[str, Any], retry: int = 0) -> Reaction | None:
@@ -226,12 +281,13 @@ def _said_by_a_person(event: Mapping[str, Any], bot_user_id: str | None) -> bool
 
 
 def _mention(body: Mapping[str, Any], event: Mapping[str, Any], bot_user_id: str | None, retry: int,
-             *, mentioned: bool, private: bool = False) -> Mention:
+             *, mentioned: bool, private: bool = False, unprompted: bool = False) -> Mention:
     text = clean_question(str(event.get("text") or ""), bot_user_id)
     return Mention(
         event_id=str(body.get("event_id") or ""), team_id=body.get("team_id") or event.get("team"),
         channel=event["channel"], user=event["user"], ts=event["ts"], thread_ts=event.get("thread_ts"),
         text=text, mentioned=mentioned, retry=retry, language=detect_language(text), private=private,
+        unprompted=unprompted,
     )
 
 

@@ -22,15 +22,18 @@ from bot.slack.assistant import take_assistant_thread
 from bot.slack.deps import SlackDeps
 from bot.slack.events import (
     FEEDBACK_ACTION,
+    HANDOFF_ACTION,
     Mention,
     parse_assistant_thread,
     parse_feedback,
+    parse_handoff,
     parse_mention,
     parse_message,
     parse_reaction,
     retry_number,
 )
 from bot.slack.feedback import take_feedback
+from bot.slack.handoff import take_handoff
 from bot.slack.reactions import take_reaction
 from bot.slack.threads import BotUser
 
@@ -84,6 +87,14 @@ async def on_feedback(ack: AsyncAck, body: Body, deps: SlackDeps) -> None:
         await take_feedback(click, deps)
 
 
+async def on_handoff(ack: AsyncAck, body: Body, deps: SlackDeps) -> None:
+    """An "Ask a person" click (interactivity): acked at once, then handed off once per exchange."""
+    await ack()
+    click = parse_handoff(body)
+    if click is not None:
+        await take_handoff(click, deps)
+
+
 async def on_error(error: Exception, body: Body, context: AsyncBoltContext, deps: SlackDeps) -> None:
     """Bolt's one error handler: a listener failed in a way nobody planned for.
 
@@ -114,6 +125,7 @@ def register(app: AsyncApp, deps: SlackDeps) -> None:
     app.event("assistant_thread_started")(_bind(on_assistant_thread, deps))
     app.event("assistant_thread_context_changed")(_bind(on_assistant_thread, deps))
     app.action(re.compile(f"^{FEEDBACK_ACTION}"))(_bind_action(on_feedback, deps))
+    app.action(HANDOFF_ACTION)(_bind_action(on_handoff, deps))
     app.error(_bind_error(deps))
 
 

@@ -2,7 +2,7 @@
 
 The answer's own words (no support, nearest fragments, the error reply, source lines) live in
 ``bot.answer.wording``; these are the Slack-only additions: the hint on how to flag, the notes Block Kit's
-limits force on us, and the reply to a mention without a question. Format fields are named.
+limits force on us, the reply to a mention without a question, and the hand-off's words. Format fields are named.
 """
 
 from __future__ import annotations
@@ -24,6 +24,14 @@ class SlackWording:
     prompts: tuple[str, ...]  # the generic suggested prompts (ASSISTANT_PROMPTS replaces them)
     helpful: str  # the 👍 feedback button's label (read by screen readers)
     unhelpful: str  # the 👎 one
+    ask_person: str  # the hand-off button under an answer
+    handoff: str  # the hand-off post in the thread, one line: format with {who}, {asker}, {question}, {outcome}
+    handoff_answered: str  # {outcome} when the bot answered
+    handoff_no_support: str  # {outcome} when it found no support
+    handoff_done: str  # to the clicker (ephemeral): format with {who}
+    handoff_before: str  # to a later clicker: someone already asked for a person here
+    handoff_failed: str  # to the clicker when nobody could be told (Slack or the log refused)
+    handoff_nobody: str  # to the clicker where the channel names no hand-off group
 
 
 SLACK_WORDING = {
@@ -40,6 +48,14 @@ SLACK_WORDING = {
         prompts=("How do I reset my password?", "What is our refund policy?", "Who do I contact for an escalation?"),
         helpful="This answer helped",
         unhelpful="This answer did not help",
+        ask_person="Ask a person",
+        handoff="{who} {asker} would like a person to help with: “{question}” (the bot {outcome}).",
+        handoff_answered="answered with quotes",
+        handoff_no_support="found no support in the documents",
+        handoff_done="Done: I asked {who} to help you in this thread.",
+        handoff_before="A person was already asked to help in this thread.",
+        handoff_failed="Sorry, I could not reach anyone just now. Please ask in the channel.",
+        handoff_nobody="No one is set up to take questions handed off from this channel. Please ask in the channel.",
     ),
     "ja": SlackWording(
         help="ドキュメントについての質問をメンション付きで送ってください。ドキュメントの原文をそのまま引用して回答します。",
@@ -54,6 +70,14 @@ SLACK_WORDING = {
         prompts=("パスワードをリセットするには？", "返金ポリシーを教えてください", "エスカレーションの連絡先は？"),
         helpful="役に立った",
         unhelpful="役に立たなかった",
+        ask_person="担当者に聞く",
+        handoff="{who} {asker} さんが担当者のサポートを希望しています: 「{question}」（ボット: {outcome}）",
+        handoff_answered="引用付きで回答済み",
+        handoff_no_support="ドキュメントに根拠なし",
+        handoff_done="{who} にこのスレッドでのサポートを依頼しました。",
+        handoff_before="このスレッドでは、すでに担当者に依頼済みです。",
+        handoff_failed="申し訳ありません。現在担当者に連絡できません。チャンネルで直接質問してください。",
+        handoff_nobody="このチャンネルには引き継ぎ先が設定されていません。チャンネルで直接質問してください。",
     ),
     "ru": SlackWording(
         help="Упомяните меня и задайте вопрос по нашим документам — я отвечу дословными цитатами из них.",
@@ -68,6 +92,14 @@ SLACK_WORDING = {
         prompts=("Как сбросить пароль?", "Какие у нас правила возврата?", "К кому обращаться при эскалации?"),
         helpful="Ответ помог",
         unhelpful="Ответ не помог",
+        ask_person="Спросить человека",
+        handoff="{who} {asker} просит помощи человека: «{question}» (бот: {outcome}).",
+        handoff_answered="ответил цитатами",
+        handoff_no_support="не нашёл подтверждения в документах",
+        handoff_done="Готово: я попросил {who} помочь вам в этой ветке.",
+        handoff_before="В этой ветке уже попросили помощи человека.",
+        handoff_failed="Извините, сейчас не удалось никого позвать. Спросите, пожалуйста, в канале.",
+        handoff_nobody="Для этого канала не настроено, кому передавать вопросы. Спросите, пожалуйста, в канале.",
     ),
 }
 

@@ -30,10 +30,12 @@ def question_of(record: ExchangeRecord) -> Mention | None:
     if not (record.event_id and record.channel_id and record.user_id and record.question_ts):
         return None
     thread = record.thread_ts if record.thread_ts and record.thread_ts != record.question_ts else None
-    # mentioned: it was claimed, so it was already judged a question for the bot (a follow-up in its thread).
+    # mentioned: it was claimed, so it was already judged a question for the bot (a follow-up in its thread);
+    # unprompted (a help channel's question, recorded on the claim): it still gets a reply only with support.
+    unprompted = bool(record.route.get("unprompted"))
     return Mention(event_id=record.event_id, team_id=record.team_id, channel=record.channel_id,
                    user=record.user_id, ts=record.question_ts, thread_ts=thread, text=record.question,
-                   mentioned=True, language=detect_language(record.question))
+                   mentioned=not unprompted, language=detect_language(record.question), unprompted=unprompted)
 
 
 class Recovery:

@@ -64,7 +64,7 @@ async def thread_of(question: Mention, deps: SlackDeps, bot: BotUser) -> Thread:
         log.warning("exchange log unavailable (%s); asking Slack about thread %s in %s",
                     type(error).__name__, question.thread_ts, question.channel)
         return await _from_slack(question, deps.client, bot, deps.options.history_turns)
-    if records:
+    if any(record.outcome != "not_answered" for record in records):  # a silent question is no reply of ours
         return Thread(True, turns_from_records(records))
     if question.mentioned or f"{question.channel}:{question.thread_ts}" in deps.threads:
         return await _from_slack(question, deps.client, bot, deps.options.history_turns)
