@@ -261,6 +261,12 @@ class Metrics:
     helpful: int = 0  # 👍 clicks (feedback buttons, one per user and answer)
     unhelpful: int = 0  # 👎 clicks
     unhappy_rate: float | None = None  # unhelpful / (helpful + unhelpful)
+    not_answered: int = 0  # a help channel's questions the bot stayed silent on
+    questions: int = 0  # completed exchanges, the silent ones included: answered + no_support + error + not_answered
+    handed_off: int = 0  # exchanges someone clicked "Ask a person" under
+    handoff_rate: float | None = None  # handed_off / questions
+    deflected: int = 0  # answered, and neither handed off nor given a 👎
+    deflection_rate: float | None = None  # deflected / questions
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,6 +12,10 @@ The two that lead: the share of exchanges without support, and the share of wron
   saying its citations cannot be trusted). wrong_citation_rate = wrong / quotes.
 - feedback: the askers' 👍 / 👎 (one current vote per user and answer): helpful, unhelpful, and
   unhappy_rate = unhelpful / (helpful + unhelpful). Not flags: anyone may click them.
+- deflection (help channels): questions = completed exchanges with the silent ones (answered + no_support +
+  error + not_answered); handed_off = exchanges with an "Ask a person" click; handoff_rate = handed_off /
+  questions; deflected = answered and neither handed off nor given a 👎 (the question needed no person);
+  deflection_rate = deflected / questions. The no-support rate keeps its own denominator (replies only).
 - latency p50/p95: nearest-rank percentiles of `timings_ms["total"]`, computed here in Python so that SQLite
   and PostgreSQL give the same numbers.
 
@@ -30,7 +34,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.models import Citation, Exchange, Feedback, Flag
+from storage.models import Citation, Exchange, Feedback, Flag, Handoff
 from storage.records import ChannelStats, DayStats, Metrics, require_aware
 
 COMPLETED = ("answered", "no_support", "error")
@@ -83,6 +87,7 @@ class _Exchange:
     flagged_labels: set[str | None] = field(default_factory=set)  # None: the whole reply
     helpful: int = 0
     unhelpful: int = 0
+    handed_off: bool = False
 
 
 async def _load(
@@ -132,6 +137,10 @@ async def _load(
         else:
             exchanges[row.exchange_id].unhelpful += 1
 
+    handoffs = await session.execute(select(Handoff.exchange_id).join(Exchange).where(*window))
+    for row in handoffs:
+        exchanges[row.exchange_id].handed_off = True
+
     groups: dict[Any, list[_Exchange]] = defaultdict(list)
     for exchange in exchanges.values():
         groups[key(exchange)].append(exchange)
@@ -159,6 +168,9 @@ def _metrics(items: Iterable[_Exchange]) -> dict[str, Any]:
     )
     latencies = [item.total_ms for item in items if item.outcome != "pending" and item.total_ms is not None]
     helpful, unhelpful = sum(item.helpful for item in items), sum(item.unhelpful for item in items)
+    questions = completed + outcomes["not_answered"]
+    handed_off = sum(1 for item in items if item.handed_off)
+    deflected = sum(1 for item in items if item.outcome == "answered" and not item.handed_off and not item.unhelpful)
     return {
         "exchanges": len(items),
         "pending": outcomes["pending"],
@@ -178,6 +190,12 @@ def _metrics(items: Iterable[_Exchange]) -> dict[str, Any]:
         "helpful": helpful,
         "unhelpful": unhelpful,
         "unhappy_rate": _rate(unhelpful, helpful + unhelpful),
+        "not_answered": outcomes["not_answered"],
+        "questions": questions,
+        "handed_off": handed_off,
+        "handoff_rate": _rate(handed_off, questions),
+        "deflected": deflected,
+        "deflection_rate": _rate(deflected, questions),
     }
 
 

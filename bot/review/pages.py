@@ -370,6 +370,9 @@ def trends_page(
             label=name, value=value, detail=detail)
         for name, value, detail in (
             ("Answers without support", percent(overall.no_support_rate), f"{overall.no_support} of {completed}"),
+            ("Handed off to a person", percent(overall.handoff_rate), f"{overall.handed_off} of {overall.questions}"),
+            ("Deflection", percent(overall.deflection_rate),
+             f"{overall.deflected} of {overall.questions} answered, not handed off, no 👎"),
             ("Wrong citations", percent(overall.wrong_citation_rate),
              f"{overall.wrong_citations} of {overall.quotes} quotes"),
             ("Volume", str(overall.exchanges), f"{overall.error} errors ({percent(ratio(overall.error, completed))})"),
@@ -397,6 +400,9 @@ def trends_page(
     charts = join((
         line_chart("No-support rate", [rate("no support", "#d08c00", "no_support_rate")],
                    start=start, end=end, unit="rate"),
+        line_chart("Deflection and hand-offs", [rate("deflection", "#1e8449", "deflection_rate"),
+                                                rate("handed off", "#d35400", "handoff_rate")],
+                   start=start, end=end, unit="rate"),
         line_chart("Wrong-citation rate", [rate("wrong citations", "#c0392b", "wrong_citation_rate")],
                    start=start, end=end, unit="rate"),
         line_chart("Flag rate", [rate("flagged answers", "#8e44ad", "flag_rate")], start=start, end=end, unit="rate"),
@@ -409,9 +415,11 @@ def trends_page(
     ))
     table_rows = join(
         fmt('<tr><td>{channel}</td><td class="num">{count}</td><td class="num">{no_support}</td>'
+            '<td class="num">{handed_off}</td><td class="num">{deflection}</td>'
             '<td class="num">{wrong}</td><td class="num">{flagged}</td><td class="num">{p50}</td>'
             '<td class="num">{p95}</td></tr>', channel=row.channel_id or "(outside Slack)", count=row.exchanges,
-            no_support=percent(row.no_support_rate), wrong=percent(row.wrong_citation_rate),
+            no_support=percent(row.no_support_rate), handed_off=percent(row.handoff_rate),
+            deflection=percent(row.deflection_rate), wrong=percent(row.wrong_citation_rate),
             flagged=percent(row.flag_rate), p50=milliseconds(row.latency_p50_ms), p95=milliseconds(row.latency_p95_ms))
         for row in channels if channel is None or row.channel_id == channel
     )
@@ -420,7 +428,7 @@ def trends_page(
         '<h1>Trends</h1><p class="meta">Since {since} UTC, {scope}; one point per day with exchanges.</p>{error}{form}'
         '<div class="metrics">{metrics}</div><h2>Per day</h2><div class="charts">{charts}</div><h2>Per channel</h2>'
         '<table><thead><tr><th>Channel</th><th class="num">Exchanges</th><th class="num">No support</th>'
-        '<th class="num">Wrong citations</th><th class="num">Flagged</th><th class="num">p50</th>'
+        '<th class="num">Handed off</th><th class="num">Deflection</th><th class="num">Wrong citations</th><th class="num">Flagged</th><th class="num">p50</th>'
         '<th class="num">p95</th></tr></thead><tbody>{rows}</tbody></table>',
         since=start.isoformat(), scope=scope, error=banner(error, "bad"), form=form, metrics=metrics, charts=charts,
         rows=table_rows,

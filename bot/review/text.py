@@ -294,12 +294,17 @@ def headline(metrics: Metrics) -> Table:
     table.add_column(style="dim")
     table.add_row("answers without support", percent(metrics.no_support_rate),
                   f"{metrics.no_support} of {completed} completed exchanges")
+    table.add_row("handed off to a person", percent(metrics.handoff_rate),
+                  f"{metrics.handed_off} of {metrics.questions} questions (\"Ask a person\")")
+    table.add_row("deflection", percent(metrics.deflection_rate),
+                  f"{metrics.deflected} of {metrics.questions} questions answered, not handed off, no 👎")
     table.add_row("wrong citations", percent(metrics.wrong_citation_rate),
                   f"{metrics.wrong_citations} of {metrics.quotes} quotes "
                   f"({metrics.rejected_quotes} rejected by verification, the rest flagged by leads)")
     table.add_row("volume", str(metrics.exchanges),
                   f"{metrics.answered} answered, {metrics.no_support} no support, {metrics.error} "
                   + ("error" if metrics.error == 1 else "errors")
+                  + (f", {metrics.not_answered} not answered (help channels)" if metrics.not_answered else "")
                   + (f", {metrics.pending} pending" if metrics.pending else ""))
     table.add_row("error rate", percent(ratio(metrics.error, completed)), f"{metrics.error} of {completed}")
     table.add_row("latency", f"p50 {milliseconds(metrics.latency_p50_ms)}",
@@ -314,14 +319,15 @@ def breakdown_table(rows: Iterable[DayStats | ChannelStats], by: str) -> Table:
     """The same metrics per day or per channel."""
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     table.add_column(by, no_wrap=True)
-    for name in ("exchanges", "no support", "wrong citations", "flagged", "errors", "p50", "p95"):
+    for name in ("exchanges", "no support", "handed off", "deflection", "wrong citations", "flagged", "errors", "p50",
+                 "p95"):
         table.add_column(name, justify="right", no_wrap=True)
     for row in rows:
         key = row.day.isoformat() if isinstance(row, DayStats) else (row.channel_id or "(outside Slack)")
         completed = row.answered + row.no_support + row.error
         table.add_row(
-            Text(key), Text(str(row.exchanges)), Text(percent(row.no_support_rate)),
-            Text(percent(row.wrong_citation_rate)), Text(percent(row.flag_rate)),
+            Text(key), Text(str(row.exchanges)), Text(percent(row.no_support_rate)), Text(percent(row.handoff_rate)),
+            Text(percent(row.deflection_rate)), Text(percent(row.wrong_citation_rate)), Text(percent(row.flag_rate)),
             Text(percent(ratio(row.error, completed))), Text(milliseconds(row.latency_p50_ms)),
             Text(milliseconds(row.latency_p95_ms)),
         )

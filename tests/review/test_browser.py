@@ -106,7 +106,11 @@ async def test_a_lead_signs_in_reads_the_quote_in_context_resolves_the_flag_and_
 
         # The trends page draws its charts as inline SVG, with points for the days that had exchanges.
         await page.goto(f"{desk_url}/trends")
-        assert await page.evaluate("document.querySelectorAll('svg.chart').length") == 6  # the askers' feedback chart is the sixth
+        assert await page.evaluate("document.querySelectorAll('svg.chart').length") == 7  # deflection and hand-offs: the second
+        assert await page.evaluate(
+            "[...document.querySelectorAll('.metric')].some(m => m.textContent.startsWith('Deflection'))")
+        assert await page.evaluate(
+            "[...document.querySelectorAll('.metric')].some(m => m.textContent.startsWith('Handed off to a person'))")
         assert await page.evaluate("document.querySelectorAll('svg.chart circle').length") > 0
         assert await page.evaluate("document.querySelector('svg.chart').getBoundingClientRect().width") > 300
         assert await text_of(page, ".metric b") == "50.0%"  # answers without support: 2 of 4

@@ -200,14 +200,18 @@ async def test_stats_lead_with_no_support_and_wrong_citation_rates(
     assert text.returncode == 0, text.stderr
     lines = [line.strip() for line in text.stdout.splitlines() if line.strip()]
     assert lines[1].startswith("answers without support") and "20.0%" in lines[1]
-    assert lines[2].startswith("wrong citations") and "33.3%" in lines[2]  # 2 of 6 quotes
-    assert [line.split()[0] for line in lines[3:6]] == ["volume", "error", "latency"]
+    assert lines[2].startswith("handed off to a person")  # beside the no-support rate
+    assert lines[3].startswith("deflection")
+    assert lines[4].startswith("wrong citations") and "33.3%" in lines[4]  # 2 of 6 quotes
+    assert [line.split()[0] for line in lines[5:8]] == ["volume", "error", "latency"]
     assert "2026-03-02" in text.stdout
 
     data = json.loads((await run(review_env, "stats", "--since", "2026-03-01", "--by", "channel", "--json",
                                  cwd=tmp_path)).stdout)
     assert data["overall"]["no_support_rate"] == pytest.approx(0.2)
     assert data["overall"]["error_rate"] == pytest.approx(0.2)
+    assert {"questions", "handed_off", "handoff_rate", "deflected", "deflection_rate"} <= set(data["overall"])
+    assert all("deflection_rate" in row for row in data["rows"])
     assert [row["channel_id"] for row in data["rows"]] == ["C-support", "C-other"]
 
 

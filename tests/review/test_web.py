@@ -222,9 +222,11 @@ async def test_trends_page_draws_the_charts_for_a_channel(sqlite_log: Database, 
         one = await (await client.get("/trends?since=2026-03-01&channel=C-other")).text()
         bad = await client.get("/trends?since=soon")
         assert bad.status == 400
-    assert everywhere.count('<svg class="chart"') == 6
+    assert everywhere.count('<svg class="chart"') == 7
     assert "Askers unhappy" in everywhere, "the feedback buttons' 👎 share is charted"
-    for title in ("No-support rate", "Wrong-citation rate", "Flag rate", "Rejected-quote rate", "Latency"):
+    assert "Handed off to a person" in everywhere and "Deflection" in everywhere
+    for title in ("No-support rate", "Deflection and hand-offs", "Wrong-citation rate", "Flag rate",
+                  "Rejected-quote rate", "Latency"):
         assert f'aria-label="{title}"' in everywhere
     assert "<b>20.0%</b>" in everywhere  # answers without support: 1 of 5 completed
     assert '<option value="C-other" selected>' in one and "channel C-other" in one

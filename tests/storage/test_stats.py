@@ -8,9 +8,11 @@ import pytest
 
 from storage.claims import claim_event
 from storage.exchanges import record_exchange
+from storage.feedback import record_feedback
 from storage.flags import add_flag, remove_flag, resolve_flag
+from storage.handoffs import claim_handoff
 from storage.records import ChannelStats, DayStats
-from storage.stats import channel_stats, daily_channel_stats, daily_stats, percentile
+from storage.stats import channel_stats, daily_channel_stats, daily_stats, percentile, window_stats
 from tests.storage.builders import T0, at, citation, exchange, lease
 from tests.storage.database import Database
 
@@ -54,13 +56,14 @@ async def test_daily_metrics_count_outcomes_flags_wrong_citations_and_latency(lo
             no_support_rate=pytest.approx(1 / 7), flagged_answers=2, flag_rate=pytest.approx(2 / 7),
             quotes=8, rejected_quotes=1, rejected_quote_rate=pytest.approx(1 / 8),
             wrong_citations=3, wrong_citation_rate=pytest.approx(3 / 8),
-            latency_p50_ms=300.0, latency_p95_ms=600.0,
+            latency_p50_ms=300.0, latency_p95_ms=600.0, questions=7, handoff_rate=0.0, deflected=5,
+            deflection_rate=pytest.approx(5 / 7),
         ),
         DayStats(
             day=(T0 + timedelta(days=1)).date(), exchanges=1, pending=0, answered=1, no_support=0, error=0,
             no_support_rate=0.0, flagged_answers=0, flag_rate=0.0, quotes=1, rejected_quotes=1,
             rejected_quote_rate=1.0, wrong_citations=1, wrong_citation_rate=1.0, latency_p50_ms=50.0,
-            latency_p95_ms=50.0,
+            latency_p95_ms=50.0, questions=1, handoff_rate=0.0, deflected=1, deflection_rate=1.0,
         ),
     ]
 
@@ -85,15 +88,41 @@ async def test_per_channel_metrics_cover_the_whole_window(log: Database) -> None
             no_support_rate=pytest.approx(1 / 6), flagged_answers=2, flag_rate=pytest.approx(2 / 6),
             quotes=7, rejected_quotes=2, rejected_quote_rate=pytest.approx(2 / 7),
             wrong_citations=4, wrong_citation_rate=pytest.approx(4 / 7),
-            latency_p50_ms=200.0, latency_p95_ms=500.0,
+            latency_p50_ms=200.0, latency_p95_ms=500.0, questions=6, handoff_rate=0.0, deflected=5,
+            deflection_rate=pytest.approx(5 / 6),
         ),
         ChannelStats(
             channel_id="C-b", exchanges=2, pending=0, answered=1, no_support=0, error=1, no_support_rate=0.0,
             flagged_answers=0, flag_rate=0.0, quotes=2, rejected_quotes=0, rejected_quote_rate=0.0,
             wrong_citations=0, wrong_citation_rate=0.0, latency_p50_ms=600.0, latency_p95_ms=600.0,
+            questions=2, handoff_rate=0.0, deflected=1, deflection_rate=0.5,
         ),
     ]
     assert {channel: [day.exchanges for day in days] for channel, days in trends.items()} == {"C-a": [6, 1], "C-b": [2]}
+
+
+async def test_deflection_counts_answers_that_needed_no_person_among_all_questions(db: Database) -> None:
+    """A help channel: answered and handed off, answered and 👎, answered and 👍, silent, no support and handed off."""
+    handed, thumbs_down, thumbs_up, silent, unsupported = (
+        exchange(channel_id="C-help"), exchange(channel_id="C-help"), exchange(channel_id="C-help"),
+        exchange(channel_id="C-help", outcome="not_answered", reply_ts=None),
+        exchange(channel_id="C-help", outcome="no_support", citations=()))
+    async with db.sessions() as session:
+        for record in (handed, thumbs_down, thumbs_up, silent, unsupported):
+            await record_exchange(session, record)
+        for record in (handed, unsupported):
+            await claim_handoff(session, record.id, user_id="U-asker", at=at(5))
+        await record_feedback(session, thumbs_down.id, user_id="U-asker", positive=False, at=at(5))
+        await record_feedback(session, thumbs_up.id, user_id="U-asker", positive=True, at=at(5))
+        await record_feedback(session, handed.id, user_id="U-other", positive=True, at=at(5))
+        overall = await window_stats(session, since=T0 - timedelta(days=1), channel_id="C-help")
+        [day] = await daily_stats(session, since=T0 - timedelta(days=1), channel_id="C-help")
+
+    for metrics in (overall, day):
+        assert (metrics.questions, metrics.answered, metrics.not_answered, metrics.handed_off, metrics.deflected) == (
+            5, 3, 1, 2, 1)
+        assert metrics.handoff_rate == pytest.approx(2 / 5) and metrics.deflection_rate == pytest.approx(1 / 5)
+        assert metrics.no_support_rate == pytest.approx(1 / 4), "the no-support rate is over replies only"
 
 
 async def test_an_empty_window_has_no_rows_rather_than_zero_rates(db: Database) -> None:
