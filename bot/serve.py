@@ -34,6 +34,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.api.app import web_application
 from bot.api.deps import ApiDeps, ServerState
+from bot.channels import ChannelsFile, ChannelsFileError
 from bot.cli_support import StopSignals, Stopped, fail, load_settings
 from bot.log_format import configure_logging
 from bot.runtime import build_answer_deps, open_retrieval, open_storage, replay_journal
@@ -278,7 +279,8 @@ def serve_command(host: str, port: int | None) -> None:
     settings = load_settings()
     try:
         slack_mode(settings)
-    except SlackConfigError as error:
+        ChannelsFile(settings.channels_path()).load()  # a bad channels file: its line, before anything starts
+    except (SlackConfigError, ChannelsFileError) as error:
         fail(str(error), 2)
     if not isinstance(logging.getLevelName(settings.log_level.upper()), int):
         fail(f"LOG_LEVEL={settings.log_level!r} is not a log level: use DEBUG, INFO, WARNING or ERROR", 2)

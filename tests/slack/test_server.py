@@ -110,3 +110,17 @@ def test_serve_without_usable_slack_settings_exits_2_with_one_line_naming_the_va
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0]
+
+
+def test_serve_with_a_bad_channels_file_exits_2_with_one_line_naming_its_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    channels = tmp_path / "channels.toml"
+    channels.write_text('[channels.C0HELP]\nmode = "every_question"\nhandoff = "oncall"\n', encoding="utf-8")
+    env = {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s", "CHANNELS_FILE": str(channels)}
+    result = CliRunner().invoke(serve_command, [], env=env)
+
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert lines == [f"error: {channels}:3: [channels.C0HELP] handoff: 'oncall' is not a user group id (S…) or user "
+                     "ids (U…, W…)"]
