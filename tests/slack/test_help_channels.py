@@ -5,14 +5,18 @@ gets silence, recorded; the channel is switched off by editing the file, without
 
 from __future__ import annotations
 
+import asyncio
 import os
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from bot.answer.service import AnswerDeps
+from storage.claims import Lease, claim_event
 from storage.exchanges import with_outcome
 from tests.slack.harness import ANSWER, QUESTION, Bot, Database, bot_settings, started_bot
 from tests.standins import SlackStandIn
@@ -144,3 +148,27 @@ async def test_a_channel_switched_off_in_the_file_is_left_alone_without_a_restar
     question = slack.user_message(HELP, QUESTION)
     await bot.deliver(question)
     assert ANSWER in str((await bot.reply(HELP, question["ts"]))["blocks"])
+
+
+
+async def test_a_help_channel_question_left_behind_by_a_crash_is_still_silent_without_support(
+        tmp_path: Path, slack: SlackStandIn, answer_deps: AnswerDeps, database: Database) -> None:
+    """The claim remembers that nobody asked the bot: the start-up sweep that finishes it keeps the channel's rule."""
+    channels_file = tmp_path / "channels.toml"
+    channels_file.write_text(every_question(threshold=1.0), encoding="utf-8")
+    question = slack.add_message(HELP, {"user": slack.asker, "text": QUESTION})
+    asked = datetime.now(UTC) - timedelta(minutes=2)
+    async with database.sessions() as session:  # claimed by an instance elsewhere whose lease ran out
+        await claim_event(session, "Ev0LEFTBEHIND", exchange_id=str(uuid.uuid4()), created_at=asked,
+                          source="slack", lease=Lease("another-host/4242/1", asked + timedelta(seconds=30), asked),
+                          question=QUESTION, team_id=slack.team_id, channel_id=HELP, user_id=slack.asker,
+                          thread_ts=question["ts"], question_ts=question["ts"], route={"unprompted": True})
+    settings = bot_settings(slack, channels_file=channels_file)
+    async with started_bot(slack, answer_deps, database, settings=settings) as bot:
+        for _ in range(600):  # the sweep runs at start-up, in the background
+            if await silent_exchanges(bot):
+                break
+            await asyncio.sleep(0.1)
+        await bot.settle()
+        assert await silent_exchanges(bot) == [QUESTION]
+    assert slack.bot_messages(HELP) == []
