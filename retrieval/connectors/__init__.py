@@ -96,8 +96,4 @@ def build_connector(spec: SourceSpec, *, cache_root: Path, environ: Mapping[str,
         from retrieval.connectors.zendesk import ZendeskConnector
 
         return ZendeskConnector.from_spec(spec, env)
-    if spec.type == "confluence":
-        from retrieval.connectors.confluence import ConfluenceConnector
-
-        return ConfluenceConnector.from_spec(spec, env)
     raise spec.problem(f"type '{spec.type}' has no connector")
