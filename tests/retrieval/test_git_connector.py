@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from retrieval.chunking import ChunkingConfig
+from retrieval.connectors import SourceFailed
 from retrieval.connectors.git import GitConnector
 from retrieval.embedders.local import E5Embedder
 from retrieval.ingest import IngestLimits
@@ -118,10 +121,7 @@ async def test_a_private_https_token_is_never_in_a_message(tmp_path: Path) -> No
                          'token_env = "WIKI_TOKEN"\n', "sources.toml")[0]
     connector = GitConnector.from_spec(spec, tmp_path, {"WIKI_TOKEN": "t0ken-value"})
     assert "s3cret" not in repr(connector) and "t0ken" not in repr(connector)
-    try:
+    with pytest.raises(SourceFailed) as raised:
         await connector.check()
-    except Exception as error:  # noqa: BLE001 - the assertion is on the message
-        assert "s3cret" not in str(error) and "t0ken" not in str(error)
-        assert str(error).startswith("git clone failed: ")
-    else:
-        raise AssertionError("a clone from a closed port succeeded")
+    assert "s3cret" not in str(raised.value) and "t0ken" not in str(raised.value)
+    assert str(raised.value).startswith("git clone failed: ")

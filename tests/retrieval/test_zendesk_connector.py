@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from retrieval.chunking import ChunkingConfig
+from retrieval.connectors import SourceFailed
 from retrieval.connectors.zendesk import ZendeskConnector
 from retrieval.embedders.local import E5Embedder
 from retrieval.ingest import IngestLimits
@@ -165,7 +166,7 @@ async def test_a_refused_token_is_one_line_without_the_secret_and_nothing_is_rem
     assert refused.error == ("source 'help': Zendesk refused the credentials (HTTP 401): check the API token, its "
                              "email and that the user may read the Help Center")
     assert len(await store.documents()) == 5
-    with pytest.raises(Exception) as raised:
+    with pytest.raises(SourceFailed) as raised:
         await check_source(spec_for(zendesk), cache_root=tmp_path,
                            connector=ZendeskConnector.from_spec(spec_for(zendesk), {"ZD_TOKEN": "revoked-token"}))
     assert "HTTP 401" in str(raised.value) and "revoked" not in str(raised.value)
