@@ -66,6 +66,10 @@ class Metrics:
     journal_backlog: Gauge
     journal_dead_letters: Gauge
     pending_exchanges: Gauge
+    source_documents: Gauge
+    source_last_success: Gauge
+    source_lag: Gauge
+    source_failures: Counter
 
     @classmethod
     def create(cls) -> Metrics:
@@ -100,6 +104,16 @@ class Metrics:
                                        registry=registry),
             pending_exchanges=Gauge("verbatim_pending_exchanges",
                                     "Questions claimed and not yet recorded, across instances.", registry=registry),
+            source_documents=Gauge("verbatim_source_documents", "Documents in the index, by declared source.",
+                                   ("source",), registry=registry),
+            source_last_success=Gauge("verbatim_source_last_success_timestamp_seconds",
+                                      "When each declared source last synced to the end (Unix time).", ("source",),
+                                      registry=registry),
+            source_lag=Gauge("verbatim_source_lag_seconds",
+                             "Seconds since each declared source last synced to the end, at its last attempt.",
+                             ("source",), registry=registry),
+            source_failures=counter("verbatim_source_sync_failures", "Scheduled syncs of a source that failed.",
+                                    ("source",)),
         )
 
     def exchange_recorded(self, record: ExchangeRecord, in_database: bool) -> None:

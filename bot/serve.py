@@ -37,6 +37,7 @@ from bot.api.deps import ApiDeps, ServerState
 from bot.cli_support import StopSignals, Stopped, fail, load_settings
 from bot.log_format import configure_logging
 from bot.runtime import build_answer_deps, open_retrieval, open_storage, replay_journal
+from bot.source_schedule import sync_sources_forever
 from bot.settings import Settings
 from bot.slack.app import create_app
 from bot.slack.concurrency import cancel_and_wait
@@ -252,6 +253,9 @@ async def _serve(settings: Settings, *, host: str, port: int | None, serving: as
         stack.push_async_callback(cancel_and_wait, healing)  # before the store closes
         freeze_startup_objects()
         async with running_bot(settings, deps, host=host, port=port) as bot:
+            # The declared sources, each on its interval; cancelled before the store closes.
+            syncing = asyncio.create_task(sync_sources_forever(settings, retrieval, deps.metrics), name="sources")
+            stack.push_async_callback(cancel_and_wait, syncing)
             serving.set()  # from here a signal is a graceful stop, no longer a cancelled start
             log.info("Verbatim is serving on %s (%s mode; Weaviate: %s)", bot.url,
                      "Socket Mode" if bot.mode == "socket" else "HTTP Events API", retrieval.weaviate.description)

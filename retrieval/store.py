@@ -17,9 +17,10 @@ sentences of the top chunks are closest to the question: that is the local reran
 extractive composer's choice of quote, and a feature of the decision to abstain.
 
 Registry (collection ``<name>Document``, one object per document): the content hash and version now
-indexed, and ``source_path``, the file it came from (what ``verbatim sync`` matches its paths against;
-absent for documents indexed before sources were recorded, and added to an older registry's schema when it
-is opened for writing). It is written last, after the new chunks are in and the old ones gone, so an
+indexed, ``source_path``, the file it came from (what ``verbatim sync`` matches its paths against), and
+``source``, the declared source it was synced from (``sources.toml``; what ``sync --source`` prunes within).
+Both are absent for documents indexed before they were recorded, and added to an older registry's schema when it
+is opened for writing. It is written last, after the new chunks are in and the old ones gone, so an
 interrupted ingest is retried rather than skipped. Removing a document deletes its chunks and sentences
 first and its registry entry last, so an interrupted removal is retried by the next sync.
 
@@ -74,6 +75,10 @@ _RETURNED = [
 ]
 _SOURCE_PATH_PROPERTY = Property(name="source_path", data_type=DataType.TEXT, tokenization=Tokenization.FIELD,
                                  index_searchable=False)
+_SOURCE_PROPERTY = Property(name="source", data_type=DataType.TEXT, tokenization=Tokenization.FIELD,
+                            index_searchable=False)
+# Added after the registry's first release: an older registry gets them when opened for writing.
+_ADDED_REGISTRY_PROPERTIES = (_SOURCE_PATH_PROPERTY, _SOURCE_PROPERTY)
 _REGISTRY_NAMESPACE = uuid.UUID("0b5e3c2a-63a4-4f0e-9a57-2d0e6f1c8b44")
 _SENTENCE_NAMESPACE = uuid.UUID("9f1d2c7e-0a4b-4c3d-8e5f-6a7b8c9d0e1f")
 
@@ -128,6 +133,7 @@ class DocumentRecord:
     title: str
     chunk_count: int
     source_path: str | None = None  # None: indexed from memory, or before sources were recorded
+    source: str | None = None  # the declared source (sources.toml) it was synced from; None: none declared
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,7 +268,7 @@ class ChunkStore:
             if not await self._client.collections.exists(self.registry_name):
                 await self._create_registry()
             elif create:
-                await self._add_source_path_property()
+                await self._add_registry_properties()
             if not await self._client.collections.exists(self.sentences_name):
                 await self._create_sentences()
         except UnexpectedStatusCodeError as error:
@@ -327,15 +333,17 @@ class ChunkStore:
                 Property(name="version", data_type=DataType.TEXT, tokenization=Tokenization.FIELD),
                 Property(name="title", data_type=DataType.TEXT, index_searchable=False),
                 Property(name="chunk_count", data_type=DataType.INT),
-                _SOURCE_PATH_PROPERTY,
+                *_ADDED_REGISTRY_PROPERTIES,
             ],
         )
 
-    async def _add_source_path_property(self) -> None:
-        """A registry made before sources were recorded gets the property (its documents keep no source)."""
+    async def _add_registry_properties(self) -> None:
+        """A registry made before sources were recorded gets the properties (its documents keep no source)."""
         config = await self._registry.config.get()
-        if all(prop.name != _SOURCE_PATH_PROPERTY.name for prop in config.properties):
-            await self._registry.config.add_property(_SOURCE_PATH_PROPERTY)
+        present = {prop.name for prop in config.properties}
+        for prop in _ADDED_REGISTRY_PROPERTIES:
+            if prop.name not in present:
+                await self._registry.config.add_property(prop)
 
     async def _create_sentences(self) -> None:
         await self._client.collections.create(
@@ -484,7 +492,7 @@ class ChunkStore:
                 uuid=registry_uuid(r.document_id),
                 properties={"document_id": r.document_id, "content_hash": r.content_hash, "version": r.version,
                             "title": r.title, "chunk_count": chunk_counts[r.document_id],
-                            "source_path": r.source_path},
+                            "source_path": r.source_path, "source": r.source},
             )
             for r in records
         ])
@@ -641,6 +649,7 @@ def _record_from_properties(p: dict[str, Any]) -> DocumentRecord:
         title=str(p.get("title") or ""),
         chunk_count=int(p.get("chunk_count") or 0),
         source_path=_opt_str(p.get("source_path")),
+        source=_opt_str(p.get("source")),
     )
 
 
