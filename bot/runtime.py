@@ -35,6 +35,7 @@ from bot.answer.prompts import load_prompts
 from bot.answer.query import CohereQueryRewriter
 from bot.answer.service import AnswerConfig, AnswerDeps
 from bot.answer.suppression_source import SuppressionSource
+from bot.exchange_log import ExchangeLog
 from bot.review.learning import Learning
 from bot.review.lookup import ChunkLookup, IndexUnavailable
 from bot.settings import Settings
@@ -75,6 +76,11 @@ class Storage:
     engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
     journal: Journal
+
+    @property
+    def log(self) -> ExchangeLog:
+        """The log as the front ends are handed it (its sessions and journal)."""
+        return ExchangeLog(self.sessions, self.journal)
 
 
 def build_cohere(settings: Settings) -> cohere.AsyncClientV2 | None:
