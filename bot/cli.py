@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from bot.answer.ask import Asked, Origin, Recorder, ask
-from bot.answer.query import Turn
 from bot.answer.render import ask_json, citations
-from bot.answer.service import AnswerDeps, AnswerResult, Question
+from bot.answer.service import AnswerDeps, AnswerResult
+from bot.answer.types import Question, Turn
 from bot.cli_sources import documents, sources, sync_command
 from bot.cli_support import (
     async_command,

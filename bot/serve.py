@@ -147,13 +147,13 @@ async def running_bot(settings: Settings, deps: SlackDeps, *, host: str = "0.0.0
         if left:
             log.error("shutting down with %d answers still running after %.0f s", left, drain_timeout_s)
         await cancel_and_wait(replay)
-        await replay_journal(deps.journal, deps.sessions)
+        await replay_journal(deps.log.journal, deps.log.sessions)
 
 
 def api_deps(deps: SlackDeps) -> ApiDeps:
     """The HTTP API's parts: the very ones the Slack edge answers with (one recorder, slots, metrics, count)."""
-    return ApiDeps(answer=deps.answer, recorder=deps.recorder, limits=deps.limits, sessions=deps.sessions,
-                   journal=deps.journal, metrics=deps.metrics, in_flight=deps.in_flight,
+    return ApiDeps(answer=deps.answer, recorder=deps.recorder, limits=deps.limits, sessions=deps.log.sessions,
+                   journal=deps.log.journal, metrics=deps.metrics, in_flight=deps.in_flight,
                    log_questions=deps.options.log_questions)
 
 
@@ -187,7 +187,7 @@ async def _replay_forever(deps: SlackDeps, every_s: float) -> None:
     """Exchanges journaled while the database was down are written as soon as it is back."""
     while True:
         await asyncio.sleep(every_s)
-        await replay_journal(deps.journal, deps.sessions)
+        await replay_journal(deps.log.journal, deps.log.sessions)
 
 
 def freeze_startup_objects() -> None:
@@ -247,8 +247,8 @@ async def _serve(settings: Settings, *, host: str, port: int | None, serving: as
         await _check_token(client)
         retrieval = await stack.enter_async_context(open_retrieval(settings, query_threads=QUERY_EMBED_THREADS))
         storage = await stack.enter_async_context(open_storage(settings))
-        deps = SlackDeps(answer=build_answer_deps(settings, retrieval, storage.sessions), sessions=storage.sessions,
-                         journal=storage.journal, client=client, options=SlackOptions.from_settings(settings))
+        deps = SlackDeps(answer=build_answer_deps(settings, retrieval, storage.sessions), log=storage.log,
+                         client=client, options=SlackOptions.from_settings(settings))
         healing = asyncio.create_task(heal_forever(retrieval.weaviate), name="store-heal")
         stack.push_async_callback(cancel_and_wait, healing)  # before the store closes
         freeze_startup_objects()

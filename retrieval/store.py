@@ -38,7 +38,8 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Collection, Sequence
+from collections.abc import Awaitable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Literal, TypeVar
@@ -98,6 +99,15 @@ class IndexMismatch(StoreError):
 
 class IndexMissing(StoreError):
     """Nothing has been ingested yet."""
+
+
+@contextmanager
+def _failed(what: str) -> Iterator[None]:
+    """Weaviate's own errors become our ``StoreError`` here: none leaves ``retrieval`` (its callers catch one root)."""
+    try:
+        yield
+    except WeaviateBaseError as error:
+        raise StoreError(f"Weaviate failed to {what}: {first_line(error)}") from error
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +255,18 @@ class ChunkStore:
 
     async def open(self, embedder: str, dim: int, *, ja_tokenization: str = "kagome_ja", create: bool) -> IndexInfo:
         """Check (and with ``create``, make) the collections; refuse an index built by another embedder."""
+        with _failed(f"open the collection '{self.name}'"):
+            info = await self._open(embedder, dim, ja_tokenization, create)
+        if info.embedder != embedder:
+            raise IndexMismatch(
+                f"the index '{self.name}' was built with the embedder '{info.embedder}' but this run uses "
+                f"'{embedder}': set VERBATIM_EMBEDDER to match the index, or rebuild it with "
+                "`verbatim ingest --rebuild PATH...`"
+            )
+        self.info = info
+        return info
+
+    async def _open(self, embedder: str, dim: int, ja_tokenization: str, create: bool) -> IndexInfo:
         try:
             exists = await self._client.collections.exists(self.name)
             if not exists:
@@ -273,13 +295,6 @@ class ChunkStore:
                 await self._create_sentences()
         except UnexpectedStatusCodeError as error:
             raise StoreError(f"Weaviate refused to create the collection '{self.name}': {first_line(error)}") from error
-        if info.embedder != embedder:
-            raise IndexMismatch(
-                f"the index '{self.name}' was built with the embedder '{info.embedder}' but this run uses "
-                f"'{embedder}': set VERBATIM_EMBEDDER to match the index, or rebuild it with "
-                "`verbatim ingest --rebuild PATH...`"
-            )
-        self.info = info
         return info
 
     async def _create(self, info: IndexInfo) -> None:
@@ -365,8 +380,9 @@ class ChunkStore:
 
     async def drop(self) -> None:
         """Delete the collections (``ingest --rebuild``)."""
-        for name in (self.name, self.sentences_name, self.registry_name):
-            await self._client.collections.delete(name)
+        with _failed(f"delete the collection '{self.name}'"):
+            for name in (self.name, self.sentences_name, self.registry_name):
+                await self._client.collections.delete(name)
         self.info = None
 
     # -- writing ---------------------------------------------------------------------------------
@@ -379,9 +395,10 @@ class ChunkStore:
         ids = list(dict.fromkeys(document_ids))
         for start in range(0, len(ids), 500):
             batch = ids[start : start + 500]
-            response = await self._registry.query.fetch_objects(
-                filters=Filter.by_property("document_id").contains_any(batch), limit=len(batch)
-            )
+            with _failed("read the document registry"):
+                response = await self._registry.query.fetch_objects(
+                    filters=Filter.by_property("document_id").contains_any(batch), limit=len(batch)
+                )
             for obj in response.objects:
                 record = _record_from_properties(obj.properties)
                 records[record.document_id] = record
@@ -389,15 +406,14 @@ class ChunkStore:
 
     async def documents(self) -> list[DocumentRecord]:
         """Every document the registry holds (``verbatim documents list``, and what a sync compares with)."""
-        try:
+        with _failed("list the indexed documents"):
             return [_record_from_properties(obj.properties) async for obj in self._registry.iterator()]
-        except WeaviateBaseError as error:
-            raise StoreError(f"Weaviate failed to list the indexed documents: {first_line(error)}") from error
 
     async def record_sources(self, records: Sequence[DocumentRecord]) -> None:
         """Rewrite these registry entries as given (an unchanged document found at another ``source_path``)."""
         if records:
-            await self._write_registry(records, {r.document_id: r.chunk_count for r in records})
+            with _failed("record where documents came from"):
+                await self._write_registry(records, {r.document_id: r.chunk_count for r in records})
 
     async def remove_documents(self, document_ids: Sequence[str]) -> None:
         """Delete these documents: their chunks and sentences, then their registry entries.
@@ -589,17 +605,19 @@ class ChunkStore:
         return True
 
     async def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
-        """Chunks by id, whatever their version (for review: the text a quote came from)."""
+        """Chunks by id, whatever their version (for review: the text a quote came from), within the timeout."""
         if not chunk_ids:
             return {}
-        response = await self._chunks.query.fetch_objects(
-            filters=Filter.by_property("chunk_id").contains_any(list(chunk_ids)),
-            limit=len(chunk_ids), return_properties=_RETURNED,
-        )
+        with _failed("read chunks"):
+            response = await self._within("chunk read", self._chunks.query.fetch_objects(
+                filters=Filter.by_property("chunk_id").contains_any(list(chunk_ids)),
+                limit=len(chunk_ids), return_properties=_RETURNED,
+            ))
         return {str(o.properties["chunk_id"]): chunk_from_properties(o.properties) for o in response.objects}
 
     async def count(self) -> int:
-        response = await self._chunks.aggregate.over_all(total_count=True)
+        with _failed("count the chunks"):
+            response = await self._within("chunk count", self._chunks.aggregate.over_all(total_count=True))
         return int(response.total_count or 0)
 
 

@@ -22,7 +22,7 @@ from bot.slack.assistant import take_assistant_thread
 from bot.slack.deps import SlackDeps
 from bot.slack.events import (
     FEEDBACK_ACTION,
-    Mention,
+    SlackQuestion,
     parse_assistant_thread,
     parse_feedback,
     parse_mention,
@@ -101,7 +101,7 @@ async def on_error(error: Exception, body: Body, context: AsyncBoltContext, deps
     await answer_after_bug(question, deps, attempt, error)
 
 
-def _question_of(body: Body, context: AsyncBoltContext) -> Mention | None:
+def _question_of(body: Body, context: AsyncBoltContext) -> SlackQuestion | None:
     return parse_mention(body, context.bot_user_id) or parse_message(body, context.bot_user_id)
 
 
