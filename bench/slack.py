@@ -39,6 +39,7 @@ from pydantic import SecretStr
 
 from bench.common import bench_weaviate_config, machine_line, table, write_section
 from bench.metrics import percentile
+from bot.exchange_log import ExchangeLog
 from bot.runtime import Retrieval, build_answer_deps
 from bot.serve import QUERY_EMBED_THREADS, freeze_startup_objects, running_bot
 from bot.settings import Settings
@@ -294,8 +295,8 @@ async def main() -> None:
             settings = base_settings.model_copy(update={
                 "slack_bot_token": SecretStr(given["bot_token"]), "slack_signing_secret": SecretStr(given["signing_secret"]),
                 "slack_api_url": given["api_url"]})
-            deps = SlackDeps(answer=answer, sessions=create_session_factory(engine),  # type: ignore[arg-type]
-                             journal=Journal(home / "journal.jsonl"), client=build_web_client(settings, session),
+            log = ExchangeLog(create_session_factory(engine), Journal(home / "journal.jsonl"))
+            deps = SlackDeps(answer=answer, log=log, client=build_web_client(settings, session),
                              options=dataclasses.replace(SlackOptions.from_settings(settings),
                                                          max_concurrent_answers=args.concurrency))
             async with running_bot(settings, deps, host="127.0.0.1", port=0) as bot:

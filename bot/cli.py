@@ -16,10 +16,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from bot.answer.ask import Asked, Origin, Recorder, ask
-from bot.answer.query import Turn
 from bot.answer.render import ask_json, citations
-from bot.answer.service import AnswerDeps, AnswerResult, Question
-from bot.cli_sources import documents, sync_command
+from bot.answer.service import AnswerDeps, AnswerResult
+from bot.answer.types import Question, Turn
+from bot.cli_sources import documents, sources, sync_command
 from bot.cli_support import (
     async_command,
     embed_cores,
@@ -63,6 +63,7 @@ main.add_command(review)
 main.add_command(serve_command)
 main.add_command(sync_command)
 main.add_command(documents)
+main.add_command(sources)
 main.add_command(db)
 
 

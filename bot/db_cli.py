@@ -12,8 +12,9 @@ import click
 from sqlalchemy.exc import DBAPIError
 
 from bot.cli_support import async_command, load_settings
+from bot.runtime import open_log
 from storage import migrate
-from storage.db import check_schema, create_engine, parse_url, unavailable
+from storage.db import parse_url, unavailable
 from storage.errors import StorageError, mask_url
 
 _run = async_command({StorageError: 1})
@@ -43,9 +44,8 @@ async def upgrade_command(revision: str) -> None:
 @_run
 async def check_command() -> None:
     """Exit 0 when the exchange log answers and is at this version's revision, else 1 saying what to run."""
-    engine = create_engine(load_settings().database_url_value())
-    try:
-        await check_schema(engine)
-    finally:
-        await engine.dispose()
-    click.echo(f"the database {mask_url(engine.url)} is at revision {migrate.head_revision()}, as this version needs")
+    settings = load_settings()
+    async with open_log(settings):  # connects and checks the revision, or says what to run
+        pass
+    click.echo(f"the database {mask_url(settings.database_url_value())} is at revision {migrate.head_revision()}, "
+               "as this version needs")

@@ -31,12 +31,9 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.process_collector import ProcessCollector
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from retrieval.embedders import EmbeddingError
-from retrieval.store import IndexMismatch, IndexMissing, StoreError
-from retrieval.weaviate_config import StoreUnavailable
+from bot.answer.ask import Recorded
 from storage.claims import pending_count
 from storage.journal import DATABASE_DOWN, Journal
-from storage.records import ExchangeRecord
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +41,6 @@ STAGES = ("search", "rerank", "compose", "verify", "total")
 # Seconds: answers take tens of milliseconds locally and seconds with Cohere or a struggling store.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 REPLY_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 1800.0)
-FALLBACK_PARTS = ("query", "rerank", "compose")
-_CAUSES = {**dict.fromkeys((StoreError.__name__, StoreUnavailable.__name__, IndexMismatch.__name__,
-                            IndexMissing.__name__), "store"),
-           EmbeddingError.__name__: "embedder", TimeoutError.__name__: "timeout",
-           "SlackApiError": "delivery", "ClientError": "delivery"}
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 READ_BOUND_S = 2.0  # a scrape must answer even when the database hangs
 
@@ -66,6 +58,10 @@ class Metrics:
     journal_backlog: Gauge
     journal_dead_letters: Gauge
     pending_exchanges: Gauge
+    source_documents: Gauge
+    source_last_success: Gauge
+    source_lag: Gauge
+    source_failures: Counter
 
     @classmethod
     def create(cls) -> Metrics:
@@ -100,20 +96,30 @@ class Metrics:
                                        registry=registry),
             pending_exchanges=Gauge("verbatim_pending_exchanges",
                                     "Questions claimed and not yet recorded, across instances.", registry=registry),
+            source_documents=Gauge("verbatim_source_documents", "Documents in the index, by declared source.",
+                                   ("source",), registry=registry),
+            source_last_success=Gauge("verbatim_source_last_success_timestamp_seconds",
+                                      "When each declared source last synced to the end (Unix time).", ("source",),
+                                      registry=registry),
+            source_lag=Gauge("verbatim_source_lag_seconds",
+                             "Seconds since each declared source last synced to the end, at its last attempt.",
+                             ("source",), registry=registry),
+            source_failures=counter("verbatim_source_sync_failures", "Scheduled syncs of a source that failed.",
+                                    ("source",)),
         )
 
-    def exchange_recorded(self, record: ExchangeRecord, in_database: bool) -> None:
+    def exchange_recorded(self, recorded: Recorded) -> None:
         """Count one recorded exchange: outcome, stage timings, error cause, fallbacks, a journaled write."""
+        record = recorded.record
         self.questions.labels(record.source, record.outcome).inc()
         for stage in STAGES:
             if stage in record.timings_ms:
                 self.stage_seconds.labels(stage).observe(record.timings_ms[stage] / 1000)
-        if record.outcome == "error":
-            self.answer_errors.labels(_CAUSES.get(record.error_class or "", "other")).inc()
-        for fallback in record.route.get("fallbacks") or ():
-            part = str(fallback).split(":", 1)[0].strip()
-            self.fallbacks.labels(part if part in FALLBACK_PARTS else "other").inc()
-        if not in_database:
+        if recorded.cause is not None:
+            self.answer_errors.labels(recorded.cause.value).inc()
+        for fallback in recorded.fallbacks:
+            self.fallbacks.labels(fallback.part.value).inc()
+        if not recorded.in_database:
             self.database_errors.labels("record").inc()
 
     def replied(self, question_ts: str, reply_ts: str | None) -> None:

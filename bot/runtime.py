@@ -1,8 +1,21 @@
-"""The composition root of the answer path: builds its clients once from settings, hands them out, closes them.
+"""The composition root: every client a process uses is built here once, from settings, handed out, and closed.
 
-The bot and the ``verbatim`` commands get their Weaviate client, Cohere client, embedder and database engine
-here. The server (``bot.serve``) builds the Slack Web API client and its aiohttp session; the review commands
-open their database through ``bot.review.runtime`` and build the local e5 for ``review gaps`` themselves.
+    open_retrieval      Weaviate, the Cohere client, the embedder (the answer path, ingest, sync)
+    open_storage        the exchange log the bot writes: an engine, its sessions, the journal (replayed)
+    open_log            the exchange log the review desk and ``db check`` read: it must exist at this revision
+    open_learning       what a lead's verdict teaches: the index (or why not) and the embedder the bot answers with
+    open_gaps_embedder  the local e5 that groups no-support questions (the process's own e5 when it has one)
+    build_answer_deps   the answer service's parts from an open retrieval (and the log's sessions)
+
+The server (``bot.serve``) builds the Slack Web API client and its aiohttp session: the edge's own client.
+Nothing else builds an engine, a Weaviate client or an embedder (``tests/test_import_rules.py`` checks it). A
+process opens one engine on its exchange log: SQLite's writes take turns on one connection (``storage.db``).
+
+The review's log is the desk's subject, so a log that cannot be used stops the command with storage's one-line
+reason (no tables, an older revision: ``verbatim db upgrade``; does not connect: the URL without its password),
+and a SQLite log that does not exist yet is reported as such instead of being created empty by a read. The index
+only adds the text around quotes and the stale markers, so when it cannot be opened the desk goes on with an
+``IndexUnavailable`` lookup that carries the reason.
 """
 
 from __future__ import annotations
@@ -13,6 +26,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
 import cohere
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.answer.cohere_compose import CohereComposer
@@ -21,20 +35,26 @@ from bot.answer.prompts import load_prompts
 from bot.answer.query import CohereQueryRewriter
 from bot.answer.service import AnswerConfig, AnswerDeps
 from bot.answer.suppression_source import SuppressionSource
+from bot.exchange_log import ExchangeLog
+from bot.review.learning import Learning
+from bot.review.lookup import ChunkLookup, IndexUnavailable
 from bot.settings import Settings
 from retrieval.embedders import Embedder
 from retrieval.embedders.cohere_embed import CohereEmbedder
 from retrieval.embedders.local import E5Embedder, UseEmbedder
+from retrieval.errors import RetrievalError, first_line
 from retrieval.rerank import CohereReranker, LocalReranker
 from retrieval.store import ChunkStore, Replication
 from retrieval.weaviate_server import WeaviateHandle, connect
 from storage import migrate
 from storage.db import (
+    UPGRADE_HINT,
     check_schema,
     create_engine,
     create_session_factory,
     ensure_sqlite_directory,
     sqlite_path,
+    unavailable,
 )
 from storage.errors import DatabaseUnavailable, SchemaMissing, StorageError
 from storage.journal import Journal
@@ -56,6 +76,11 @@ class Storage:
     engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
     journal: Journal
+
+    @property
+    def log(self) -> ExchangeLog:
+        """The log as the front ends are handed it (its sessions and journal)."""
+        return ExchangeLog(self.sessions, self.journal)
 
 
 def build_cohere(settings: Settings) -> cohere.AsyncClientV2 | None:
@@ -172,3 +197,75 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
         yield Storage(engine=engine, sessions=sessions, journal=journal)
     finally:
         await engine.dispose()
+
+
+@asynccontextmanager
+async def open_log(settings: Settings) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    """Sessions on the exchange log, after checking it is at this code's revision (the review desk, ``db check``).
+
+    Raises storage's errors (InvalidDatabaseURL, DatabaseUnavailable, SchemaMissing, SchemaOutdated); a
+    database that fails later, mid-command, is reported as DatabaseUnavailable too.
+    """
+    url = settings.database_url_value()
+    path = sqlite_path(url)
+    if path is not None and not path.exists():
+        raise SchemaMissing(f"there is no exchange log at {path} yet: {UPGRADE_HINT} (or set DATABASE_URL)")
+    engine = create_engine(url)
+    try:
+        await check_schema(engine)
+        try:
+            yield create_session_factory(engine)
+        except DBAPIError as error:
+            raise unavailable(engine.url, error) from error
+    finally:
+        await engine.dispose()
+
+
+INDEX_OPEN_ERRORS = (RetrievalError, ValueError, OSError)
+
+
+@asynccontextmanager
+async def open_learning(settings: Settings) -> AsyncIterator[Learning]:
+    """What a verdict needs to be remembered: the index (or why not) and the embedder the bot answers with (built
+    alone when the index is down; none when it cannot be built, which is logged: only the same question, by its
+    text, is then matched)."""
+    async with AsyncExitStack() as stack:
+        try:
+            retrieval = await stack.enter_async_context(open_retrieval(settings))
+        except INDEX_OPEN_ERRORS as error:
+            reason = first_line(error)
+        else:
+            yield Learning(lookup=retrieval.store, embedder=retrieval.embedder)
+            return
+        client = build_cohere(settings)
+        if client is not None:  # closed with the stack: the embedder only borrows it
+            await stack.enter_async_context(client)
+        embedder: Embedder | None = None
+        try:  # the local model loads on first use only; a Cohere one without its key is no embedder
+            embedder = build_embedder(settings, client)
+            stack.push_async_callback(embedder.aclose)
+        except ValueError as error:
+            log.warning("no embedder for the query vectors a verdict remembers (%s): a confirmed-bad citation is "
+                        "matched by the question's text only", error)
+        yield Learning(lookup=IndexUnavailable(reason), embedder=embedder)
+
+
+@asynccontextmanager
+async def open_chunk_lookup(settings: Settings) -> AsyncIterator[ChunkLookup]:
+    """The chunk index from settings, or an `IndexUnavailable` saying in one line why it cannot be read."""
+    async with open_learning(settings) as learning:
+        yield learning.lookup
+
+
+@asynccontextmanager
+async def open_gaps_embedder(reuse: Embedder | None = None) -> AsyncIterator[E5Embedder]:
+    """The local e5 that embeds no-support questions for the gaps: ``reuse`` when it is one (one model in the
+    process), else its own, which loads on first use (in its own thread) and is closed here."""
+    if isinstance(reuse, E5Embedder):
+        yield reuse
+        return
+    embedder = E5Embedder()
+    try:
+        yield embedder
+    finally:
+        await embedder.aclose()

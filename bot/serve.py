@@ -38,6 +38,7 @@ from bot.channels import ChannelsFile, ChannelsFileError
 from bot.cli_support import StopSignals, Stopped, fail, load_settings
 from bot.log_format import configure_logging
 from bot.runtime import build_answer_deps, open_retrieval, open_storage, replay_journal
+from bot.source_schedule import sync_sources_forever
 from bot.settings import Settings
 from bot.slack.app import create_app
 from bot.slack.concurrency import cancel_and_wait
@@ -147,13 +148,13 @@ async def running_bot(settings: Settings, deps: SlackDeps, *, host: str = "0.0.0
         if left:
             log.error("shutting down with %d answers still running after %.0f s", left, drain_timeout_s)
         await cancel_and_wait(replay)
-        await replay_journal(deps.journal, deps.sessions)
+        await replay_journal(deps.log.journal, deps.log.sessions)
 
 
 def api_deps(deps: SlackDeps) -> ApiDeps:
     """The HTTP API's parts: the very ones the Slack edge answers with (one recorder, slots, metrics, count)."""
-    return ApiDeps(answer=deps.answer, recorder=deps.recorder, limits=deps.limits, sessions=deps.sessions,
-                   journal=deps.journal, metrics=deps.metrics, in_flight=deps.in_flight,
+    return ApiDeps(answer=deps.answer, recorder=deps.recorder, limits=deps.limits, sessions=deps.log.sessions,
+                   journal=deps.log.journal, metrics=deps.metrics, in_flight=deps.in_flight,
                    log_questions=deps.options.log_questions)
 
 
@@ -187,7 +188,7 @@ async def _replay_forever(deps: SlackDeps, every_s: float) -> None:
     """Exchanges journaled while the database was down are written as soon as it is back."""
     while True:
         await asyncio.sleep(every_s)
-        await replay_journal(deps.journal, deps.sessions)
+        await replay_journal(deps.log.journal, deps.log.sessions)
 
 
 def freeze_startup_objects() -> None:
@@ -247,12 +248,15 @@ async def _serve(settings: Settings, *, host: str, port: int | None, serving: as
         await _check_token(client)
         retrieval = await stack.enter_async_context(open_retrieval(settings, query_threads=QUERY_EMBED_THREADS))
         storage = await stack.enter_async_context(open_storage(settings))
-        deps = SlackDeps(answer=build_answer_deps(settings, retrieval, storage.sessions), sessions=storage.sessions,
-                         journal=storage.journal, client=client, options=SlackOptions.from_settings(settings))
+        deps = SlackDeps(answer=build_answer_deps(settings, retrieval, storage.sessions), log=storage.log,
+                         client=client, options=SlackOptions.from_settings(settings))
         healing = asyncio.create_task(heal_forever(retrieval.weaviate), name="store-heal")
         stack.push_async_callback(cancel_and_wait, healing)  # before the store closes
         freeze_startup_objects()
         async with running_bot(settings, deps, host=host, port=port) as bot:
+            # The declared sources, each on its interval; cancelled before the store closes.
+            syncing = asyncio.create_task(sync_sources_forever(settings, retrieval, deps.metrics), name="sources")
+            stack.push_async_callback(cancel_and_wait, syncing)
             serving.set()  # from here a signal is a graceful stop, no longer a cancelled start
             log.info("Verbatim is serving on %s (%s mode; Weaviate: %s)", bot.url,
                      "Socket Mode" if bot.mode == "socket" else "HTTP Events API", retrieval.weaviate.description)

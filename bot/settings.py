@@ -30,6 +30,8 @@ class Settings(BaseSettings):
 
     # Where Verbatim keeps its data: the embedded Weaviate's files, the SQLite log, the journal.
     verbatim_home: Path = Path(".verbatim")
+    # The declared sources (git, Zendesk, Confluence, folders): `verbatim sources`, `sync --source/--all`.
+    sources_file: Path | None = None  # default: VERBATIM_HOME/sources.toml
 
     # Weaviate: a server when WEAVIATE_URL is set, else Weaviate Embedded under VERBATIM_HOME.
     weaviate_url: str | None = None
@@ -190,6 +192,9 @@ class Settings(BaseSettings):
 
     def channels_path(self) -> Path:
         return self.channels_file if self.channels_file is not None else self.verbatim_home / "channels.toml"
+
+    def sources_path(self) -> Path:
+        return self.sources_file if self.sources_file is not None else self.verbatim_home / "sources.toml"
 
     def weaviate_config(self) -> WeaviateConfig:
         return WeaviateConfig(

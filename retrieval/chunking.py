@@ -58,10 +58,10 @@ def chunk_document(doc: Document, config: ChunkingConfig) -> list[Chunk]:
     text = doc.text
     content_hash = doc.content_hash()
     language = doc.language or detect_language(text)
-    pieces: list[tuple[_Span, str | None]] = []
+    pieces: list[tuple[_Span, str | None, str | None]] = []
     for run in _runs(doc, text, config):
         atoms = [atom for paragraph in run.paragraphs for atom in _atoms(text, paragraph, language, config)]
-        pieces.extend((span, run.section) for span in _merge_small(_pack(text, atoms, config), config))
+        pieces.extend((span, run.section, run.anchor) for span in _merge_small(_pack(text, atoms, config), config))
     return [
         Chunk(
             chunk_id=make_chunk_id(doc.document_id, content_hash, ordinal),
@@ -72,13 +72,13 @@ def chunk_document(doc: Document, config: ChunkingConfig) -> list[Chunk]:
             title=doc.title,
             section=section,
             page=span.page,
-            url=doc.url,
+            url=f"{doc.url}#{anchor}" if doc.url and anchor else doc.url,
             updated_at=doc.updated_at,
             visibility=doc.visibility,
             language=language,
             text=text[span.start : span.end],
         )
-        for ordinal, (span, section) in enumerate(pieces)
+        for ordinal, (span, section, anchor) in enumerate(pieces)
     ]
 
 
@@ -101,12 +101,14 @@ class _Run:
 
     section: str | None
     paragraphs: tuple[_Span, ...]
+    anchor: str | None = None  # the innermost heading's fragment on the web page, when the source has one
 
 
 def _runs(doc: Document, text: str, config: ChunkingConfig) -> Iterator[_Run]:
     """The document's paragraphs grouped by heading path, with their offsets in ``text`` (``doc.text``)."""
     headings: list[tuple[int, str]] = []  # the open headings: (level, text), outermost first
     section = _section_path(doc.section, headings, doc.title)
+    anchor: str | None = None
     paragraphs: list[_Span] = []
     offset = 0
     for block in doc.blocks:
@@ -117,22 +119,23 @@ def _runs(doc: Document, text: str, config: ChunkingConfig) -> Iterator[_Run]:
             if not title:
                 continue
             if paragraphs:
-                yield _Run(section, tuple(paragraphs))
+                yield _Run(section, tuple(paragraphs), anchor)
                 paragraphs = []
             while headings and headings[-1][0] >= block.level:
                 headings.pop()
             headings.append((block.level, title))
             section = _section_path(doc.section, headings, doc.title)
+            anchor = block.anchor
             continue
         span = _strip_span(text, start, end, block.page if block.page is not None else doc.page)
         if span is None:
             continue
         if config.split_at_page_breaks and paragraphs and paragraphs[-1].page != span.page:
-            yield _Run(section, tuple(paragraphs))
+            yield _Run(section, tuple(paragraphs), anchor)
             paragraphs = []
         paragraphs.append(span)
     if paragraphs:
-        yield _Run(section, tuple(paragraphs))
+        yield _Run(section, tuple(paragraphs), anchor)
 
 
 def _section_path(prefix: str | None, headings: list[tuple[int, str]], doc_title: str) -> str | None:

@@ -27,6 +27,9 @@ class Block:
     text: str
     level: int = 0  # heading level 1..6; 0 for paragraphs
     page: int | None = None  # 1-based page number (PDF), else None
+    # A heading's fragment on the document's web page (``refunds`` for ``url#refunds``), where the source has
+    # one: chunks under it link there. Derived from the heading, so not part of the content hash.
+    anchor: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +39,8 @@ class Document:
     ``visibility`` is a tuple of Slack channel ids, or ``None`` for everyone.
     ``source`` names where it came from (a path, or ``path:line`` for JSONL), for messages.
     ``source_path`` is the file it was loaded from, as ``retrieval.loaders.source_path`` records it (what a sync
-    matches its paths against); ``None`` for a document built in memory.
+    matches its paths against); ``None`` for a document built in memory. ``source_name`` is the declared source
+    that synced it (``retrieval.sources``), recorded in the registry.
     """
 
     document_id: str
@@ -52,6 +56,7 @@ class Document:
     language: str | None = None  # detected by the chunker when None
     metadata: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     source_path: str | None = None
+    source_name: str | None = None  # the declared source (sources.toml) it was synced from
 
     @property
     def text(self) -> str:

@@ -157,13 +157,15 @@ async def ingest(
 
             current = await store.current([p.document.document_id for p in ready])
             changed: list[tuple[_Prepared, bool]] = []  # (prepared, existed before)
-            moved: list[DocumentRecord] = []  # unchanged, but found at another source path (or its first)
+            moved: list[DocumentRecord] = []  # unchanged, but found at another source path or source (or its first)
             for prepared in ready:
                 previous = current.get(prepared.document.document_id)
                 if previous is not None and previous.content_hash == prepared.content_hash:
-                    found_at = prepared.document.source_path
-                    if found_at is not None and found_at != previous.source_path:
-                        moved.append(replace(previous, source_path=found_at))
+                    found_at, found_in = prepared.document.source_path, prepared.document.source_name
+                    if ((found_at is not None and found_at != previous.source_path)
+                            or (found_in is not None and found_in != previous.source)):
+                        moved.append(replace(previous, source_path=found_at or previous.source_path,
+                                             source=found_in or previous.source))
                     record(Outcome(prepared.document.source, Status.SKIPPED, prepared.document.document_id,
                                    chunks=len(prepared.chunks)))
                 else:
@@ -230,7 +232,7 @@ async def _write(
             items.append(IndexedChunk(chunk, vector, spans, vectors[row : row + len(spans)], stemmed))
             row += len(spans)
         record = DocumentRecord(p.document.document_id, p.content_hash, p.document.version, p.document.title,
-                                len(p.chunks), p.document.source_path)
+                                len(p.chunks), p.document.source_path, p.document.source_name)
         documents.append((record, items))
     outcomes = await store.replace_documents(documents)
     return [(p, o, existed) for (p, existed), o in zip(changed, outcomes)]

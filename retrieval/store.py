@@ -17,9 +17,10 @@ sentences of the top chunks are closest to the question: that is the local reran
 extractive composer's choice of quote, and a feature of the decision to abstain.
 
 Registry (collection ``<name>Document``, one object per document): the content hash and version now
-indexed, and ``source_path``, the file it came from (what ``verbatim sync`` matches its paths against;
-absent for documents indexed before sources were recorded, and added to an older registry's schema when it
-is opened for writing). It is written last, after the new chunks are in and the old ones gone, so an
+indexed, ``source_path``, the file it came from (what ``verbatim sync`` matches its paths against), and
+``source``, the declared source it was synced from (``sources.toml``; what ``sync --source`` prunes within).
+Both are absent for documents indexed before they were recorded, and added to an older registry's schema when it
+is opened for writing. It is written last, after the new chunks are in and the old ones gone, so an
 interrupted ingest is retried rather than skipped. Removing a document deletes its chunks and sentences
 first and its registry entry last, so an interrupted removal is retried by the next sync.
 
@@ -37,7 +38,8 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Collection, Sequence
+from collections.abc import Awaitable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Literal, TypeVar
@@ -74,6 +76,10 @@ _RETURNED = [
 ]
 _SOURCE_PATH_PROPERTY = Property(name="source_path", data_type=DataType.TEXT, tokenization=Tokenization.FIELD,
                                  index_searchable=False)
+_SOURCE_PROPERTY = Property(name="source", data_type=DataType.TEXT, tokenization=Tokenization.FIELD,
+                            index_searchable=False)
+# Added after the registry's first release: an older registry gets them when opened for writing.
+_ADDED_REGISTRY_PROPERTIES = (_SOURCE_PATH_PROPERTY, _SOURCE_PROPERTY)
 _REGISTRY_NAMESPACE = uuid.UUID("0b5e3c2a-63a4-4f0e-9a57-2d0e6f1c8b44")
 _SENTENCE_NAMESPACE = uuid.UUID("9f1d2c7e-0a4b-4c3d-8e5f-6a7b8c9d0e1f")
 
@@ -93,6 +99,15 @@ class IndexMismatch(StoreError):
 
 class IndexMissing(StoreError):
     """Nothing has been ingested yet."""
+
+
+@contextmanager
+def _failed(what: str) -> Iterator[None]:
+    """Weaviate's own errors become our ``StoreError`` here: none leaves ``retrieval`` (its callers catch one root)."""
+    try:
+        yield
+    except WeaviateBaseError as error:
+        raise StoreError(f"Weaviate failed to {what}: {first_line(error)}") from error
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +143,7 @@ class DocumentRecord:
     title: str
     chunk_count: int
     source_path: str | None = None  # None: indexed from memory, or before sources were recorded
+    source: str | None = None  # the declared source (sources.toml) it was synced from; None: none declared
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +255,18 @@ class ChunkStore:
 
     async def open(self, embedder: str, dim: int, *, ja_tokenization: str = "kagome_ja", create: bool) -> IndexInfo:
         """Check (and with ``create``, make) the collections; refuse an index built by another embedder."""
+        with _failed(f"open the collection '{self.name}'"):
+            info = await self._open(embedder, dim, ja_tokenization, create)
+        if info.embedder != embedder:
+            raise IndexMismatch(
+                f"the index '{self.name}' was built with the embedder '{info.embedder}' but this run uses "
+                f"'{embedder}': set VERBATIM_EMBEDDER to match the index, or rebuild it with "
+                "`verbatim ingest --rebuild PATH...`"
+            )
+        self.info = info
+        return info
+
+    async def _open(self, embedder: str, dim: int, ja_tokenization: str, create: bool) -> IndexInfo:
         try:
             exists = await self._client.collections.exists(self.name)
             if not exists:
@@ -262,18 +290,11 @@ class ChunkStore:
             if not await self._client.collections.exists(self.registry_name):
                 await self._create_registry()
             elif create:
-                await self._add_source_path_property()
+                await self._add_registry_properties()
             if not await self._client.collections.exists(self.sentences_name):
                 await self._create_sentences()
         except UnexpectedStatusCodeError as error:
             raise StoreError(f"Weaviate refused to create the collection '{self.name}': {first_line(error)}") from error
-        if info.embedder != embedder:
-            raise IndexMismatch(
-                f"the index '{self.name}' was built with the embedder '{info.embedder}' but this run uses "
-                f"'{embedder}': set VERBATIM_EMBEDDER to match the index, or rebuild it with "
-                "`verbatim ingest --rebuild PATH...`"
-            )
-        self.info = info
         return info
 
     async def _create(self, info: IndexInfo) -> None:
@@ -327,15 +348,17 @@ class ChunkStore:
                 Property(name="version", data_type=DataType.TEXT, tokenization=Tokenization.FIELD),
                 Property(name="title", data_type=DataType.TEXT, index_searchable=False),
                 Property(name="chunk_count", data_type=DataType.INT),
-                _SOURCE_PATH_PROPERTY,
+                *_ADDED_REGISTRY_PROPERTIES,
             ],
         )
 
-    async def _add_source_path_property(self) -> None:
-        """A registry made before sources were recorded gets the property (its documents keep no source)."""
+    async def _add_registry_properties(self) -> None:
+        """A registry made before sources were recorded gets the properties (its documents keep no source)."""
         config = await self._registry.config.get()
-        if all(prop.name != _SOURCE_PATH_PROPERTY.name for prop in config.properties):
-            await self._registry.config.add_property(_SOURCE_PATH_PROPERTY)
+        present = {prop.name for prop in config.properties}
+        for prop in _ADDED_REGISTRY_PROPERTIES:
+            if prop.name not in present:
+                await self._registry.config.add_property(prop)
 
     async def _create_sentences(self) -> None:
         await self._client.collections.create(
@@ -357,8 +380,9 @@ class ChunkStore:
 
     async def drop(self) -> None:
         """Delete the collections (``ingest --rebuild``)."""
-        for name in (self.name, self.sentences_name, self.registry_name):
-            await self._client.collections.delete(name)
+        with _failed(f"delete the collection '{self.name}'"):
+            for name in (self.name, self.sentences_name, self.registry_name):
+                await self._client.collections.delete(name)
         self.info = None
 
     # -- writing ---------------------------------------------------------------------------------
@@ -371,9 +395,10 @@ class ChunkStore:
         ids = list(dict.fromkeys(document_ids))
         for start in range(0, len(ids), 500):
             batch = ids[start : start + 500]
-            response = await self._registry.query.fetch_objects(
-                filters=Filter.by_property("document_id").contains_any(batch), limit=len(batch)
-            )
+            with _failed("read the document registry"):
+                response = await self._registry.query.fetch_objects(
+                    filters=Filter.by_property("document_id").contains_any(batch), limit=len(batch)
+                )
             for obj in response.objects:
                 record = _record_from_properties(obj.properties)
                 records[record.document_id] = record
@@ -381,15 +406,14 @@ class ChunkStore:
 
     async def documents(self) -> list[DocumentRecord]:
         """Every document the registry holds (``verbatim documents list``, and what a sync compares with)."""
-        try:
+        with _failed("list the indexed documents"):
             return [_record_from_properties(obj.properties) async for obj in self._registry.iterator()]
-        except WeaviateBaseError as error:
-            raise StoreError(f"Weaviate failed to list the indexed documents: {first_line(error)}") from error
 
     async def record_sources(self, records: Sequence[DocumentRecord]) -> None:
         """Rewrite these registry entries as given (an unchanged document found at another ``source_path``)."""
         if records:
-            await self._write_registry(records, {r.document_id: r.chunk_count for r in records})
+            with _failed("record where documents came from"):
+                await self._write_registry(records, {r.document_id: r.chunk_count for r in records})
 
     async def remove_documents(self, document_ids: Sequence[str]) -> None:
         """Delete these documents: their chunks and sentences, then their registry entries.
@@ -484,7 +508,7 @@ class ChunkStore:
                 uuid=registry_uuid(r.document_id),
                 properties={"document_id": r.document_id, "content_hash": r.content_hash, "version": r.version,
                             "title": r.title, "chunk_count": chunk_counts[r.document_id],
-                            "source_path": r.source_path},
+                            "source_path": r.source_path, "source": r.source},
             )
             for r in records
         ])
@@ -581,17 +605,19 @@ class ChunkStore:
         return True
 
     async def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
-        """Chunks by id, whatever their version (for review: the text a quote came from)."""
+        """Chunks by id, whatever their version (for review: the text a quote came from), within the timeout."""
         if not chunk_ids:
             return {}
-        response = await self._chunks.query.fetch_objects(
-            filters=Filter.by_property("chunk_id").contains_any(list(chunk_ids)),
-            limit=len(chunk_ids), return_properties=_RETURNED,
-        )
+        with _failed("read chunks"):
+            response = await self._within("chunk read", self._chunks.query.fetch_objects(
+                filters=Filter.by_property("chunk_id").contains_any(list(chunk_ids)),
+                limit=len(chunk_ids), return_properties=_RETURNED,
+            ))
         return {str(o.properties["chunk_id"]): chunk_from_properties(o.properties) for o in response.objects}
 
     async def count(self) -> int:
-        response = await self._chunks.aggregate.over_all(total_count=True)
+        with _failed("count the chunks"):
+            response = await self._within("chunk count", self._chunks.aggregate.over_all(total_count=True))
         return int(response.total_count or 0)
 
 
@@ -641,6 +667,7 @@ def _record_from_properties(p: dict[str, Any]) -> DocumentRecord:
         title=str(p.get("title") or ""),
         chunk_count=int(p.get("chunk_count") or 0),
         source_path=_opt_str(p.get("source_path")),
+        source=_opt_str(p.get("source")),
     )
 
 

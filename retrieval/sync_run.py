@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from retrieval.chunking import ChunkingConfig
@@ -74,11 +74,16 @@ async def run_sync(
     chunking: ChunkingConfig,
     limits: IngestLimits,
     on_outcome: Callable[[Outcome], None] | None = None,
+    source_name: str | None = None,
 ) -> SyncReport:
-    """Make the index mirror ``paths`` (see the module docstring); ``StoreError`` when Weaviate fails."""
+    """Make the index mirror ``paths`` (see the module docstring); ``StoreError`` when Weaviate fails.
+    ``source_name``: the declared source (a ``folder`` in sources.toml) recorded on each document."""
     roots = await _roots(paths)
     registry = await store.documents()
-    tracked = _Tracked(load_paths(paths, limits))
+    loaded = load_paths(paths, limits)
+    if source_name is not None:
+        loaded = (replace(d, source_name=source_name) if isinstance(d, Document) else d for d in loaded)
+    tracked = _Tracked(loaded)
     ingested = await ingest(tracked, store=store, embedder=embedder, chunking=chunking, on_outcome=on_outcome)
     plan = tracked.plan(registry, roots)
     await store.remove_documents([record.document_id for record in plan.removed])

@@ -71,6 +71,7 @@ async def claim_event(
     lease: Lease,
     owner_gone: OwnerGone = _never_gone,
     question: str = "",
+    language: str | None = None,
     team_id: str | None = None,
     channel_id: str | None = None,
     user_id: str | None = None,
@@ -83,7 +84,7 @@ async def claim_event(
     Call it with a session holding no other changes: a lost insert rolls the session back.
     """
     record = ExchangeRecord(
-        id=exchange_id, created_at=created_at, source=source, question=question, outcome="pending",
+        id=exchange_id, created_at=created_at, source=source, question=question, outcome="pending", language=language,
         event_id=event_id, team_id=team_id, channel_id=channel_id, user_id=user_id, thread_ts=thread_ts,
         question_ts=question_ts, route=dict(route or {}),
     )

@@ -8,7 +8,9 @@
 
 Slack mentions and follow-ups, ``/api/ask``, ``verbatim ask`` and ``verbatim eval`` each parse their input, call
 ``ask`` and render what it returns; none builds an exchange record or keeps its own list of expected errors
-(``ANSWER_ERRORS``: retrieval's one error root and a timeout; anything else is a bug and propagates).
+(``ANSWER_ERRORS``: retrieval's one error root and a timeout; anything else is a bug and propagates). The
+recorder's observer (the metrics) hears what happened as typed values — the error's ``ErrorCause``, the
+``Fallback``s taken — never parsed back out of the record.
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ from datetime import UTC, datetime
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.exchange import SlackContext, answered_record, failed_record
-from bot.answer.service import ANSWER_ERRORS, AnswerDeps, AnswerResult, Question, answer
+from bot.answer.service import ANSWER_ERRORS, AnswerDeps, AnswerResult, answer
+from bot.answer.types import ErrorCause, Fallback, Question
+from retrieval.embedders import EmbeddingError
+from retrieval.store import StoreError
+from retrieval.weaviate_config import StoreUnavailable
 from storage.errors import JournalError
 from storage.journal import Journal, write_or_journal
 from storage.records import ExchangeRecord, Source
@@ -76,7 +82,28 @@ class Asked:
         return self.record.id
 
 
-Observer = Callable[[ExchangeRecord, bool], None]  # told of each record, and whether the database took it
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What the observer hears of one exchange once it is kept (or could not be kept anywhere)."""
+
+    record: ExchangeRecord
+    in_database: bool  # False: in the journal, or nowhere
+    cause: ErrorCause | None = None  # an error exchange's
+    fallbacks: tuple[Fallback, ...] = ()
+
+
+Observer = Callable[[Recorded], None]
+
+
+def cause_of(error: BaseException) -> ErrorCause:
+    """The cause of an error the answer path expected (``ANSWER_ERRORS``) or a bug (``OTHER``)."""
+    if isinstance(error, (StoreError, StoreUnavailable)):
+        return ErrorCause.STORE
+    if isinstance(error, EmbeddingError):
+        return ErrorCause.EMBEDDER
+    if isinstance(error, TimeoutError):
+        return ErrorCause.TIMEOUT
+    return ErrorCause.OTHER
 
 
 class Recorder:
@@ -91,7 +118,8 @@ class Recorder:
         self._journal = journal
         self._observe = observe
 
-    async def __call__(self, record: ExchangeRecord) -> bool:
+    async def __call__(self, record: ExchangeRecord, *, cause: ErrorCause | None = None,
+                       fallbacks: tuple[Fallback, ...] = ()) -> bool:
         kept = True
         try:
             in_database = await write_or_journal(self._sessions, self._journal, record)
@@ -100,7 +128,7 @@ class Recorder:
                       record.outcome, error)
             kept = in_database = False
         if self._observe is not None:
-            self._observe(record, in_database)
+            self._observe(Recorded(record, in_database, cause, fallbacks))
         return kept
 
 
@@ -118,10 +146,12 @@ async def ask(question: Question, deps: AnswerDeps, recorder: Recorder, origin: 
                   type(failure).__name__, failure)
         error = failure
     slack = origin.slack
+    cause = cause_of(error) if error is not None else None
     if deliver is not None:
         delivered = await deliver(result, error)
         slack = replace(slack, reply_ts=delivered.reply_ts)
-        error = error or delivered.error
+        if error is None and delivered.error is not None:
+            error, cause = delivered.error, ErrorCause.DELIVERY
     if error is not None:
         record = failed_record(question, error, exchange_id=origin.exchange_id, created_at=origin.created_at,
                                source=origin.source, language=question.language,
@@ -132,11 +162,12 @@ async def ask(question: Question, deps: AnswerDeps, recorder: Recorder, origin: 
                                  source=origin.source, slack=slack)
         if deliver is not None and delivered.silent:
             record = replace(record, outcome="not_answered")
-    return Asked(result, error, record, await recorder(record))
+    fallbacks = result.route.fallbacks if result is not None else ()
+    return Asked(result, error, record, await recorder(record, cause=cause, fallbacks=fallbacks))
 
 
 async def record_failure(question: Question, error: BaseException, recorder: Recorder, origin: Origin) -> Asked:
     """Record a question that a bug interrupted before ``ask`` could (the asker was told of an error)."""
     record = failed_record(question, error, exchange_id=origin.exchange_id, created_at=origin.created_at,
                            source=origin.source, language=question.language, slack=origin.slack)
-    return Asked(None, error, record, await recorder(record))
+    return Asked(None, error, record, await recorder(record, cause=cause_of(error)))

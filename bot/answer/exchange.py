@@ -12,8 +12,8 @@ from datetime import datetime
 
 from bot.answer.evidence import FEATURES
 from bot.answer.render import answer_text, citations
-from bot.answer.service import AnswerResult, Question, Route
-from bot.answer.types import Answered, NoSupport
+from bot.answer.service import AnswerResult, Route
+from bot.answer.types import Answered, NoSupport, Question
 from storage.records import CitationRecord, ExchangeRecord, RetrievedRecord, Source
 
 

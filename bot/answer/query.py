@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import cohere
 import httpx
@@ -18,7 +17,10 @@ from cohere.core.api_error import ApiError
 
 from bot.answer.lexical import content_terms
 from bot.answer.prompts import Prompt
+from bot.answer.types import Turn
 from retrieval.language import detect_language
+
+__all__ = ["CohereQueryRewriter", "Turn", "standalone_query"]
 
 _POINTS_BACK = re.compile(
     r"\b(it|its|this|that|these|those|they|them|there|he|she|his|her|same|above|what about|and for|how about)\b"
@@ -29,18 +31,11 @@ _POINTS_BACK = re.compile(
 _SHORT = 4  # content terms: fewer than this and a follow-up rarely stands alone
 
 
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """One earlier turn of a thread: who said it ("user" or "assistant") and what."""
-
-    role: str
-    text: str
-
-
 def standalone_query(question: str, history: Sequence[Turn], language: str | None = None) -> str:
     """The question, prefixed with the thread's last question when it cannot stand alone (pure).
 
-    ``language`` is the question's, as the front end detected it (``Question.language``); None: detected here.
+    ``language`` is the question's, as it was detected once (``Question.language``); None (the benches' callers of
+    this rule alone): detected here.
     """
     previous = next((t.text for t in reversed(history) if t.role == "user" and t.text.strip()), None)
     if previous is None:
@@ -58,8 +53,7 @@ class CohereQueryRewriter:
         self._prompt = prompt
         self._timeout_s = timeout_s
 
-    async def rewrite(self, question: str, history: Sequence[Turn],
-                      language: str | None = None) -> tuple[str, str | None]:
+    async def rewrite(self, question: str, history: Sequence[Turn], language: str) -> tuple[str, str | None]:
         """(query, None), or the rule's query and why the model was not used."""
         if not history:
             return question, None

@@ -22,11 +22,20 @@ from bot.answer.extractive import (
     compose_extractive,
     score_sentences,
 )
-from bot.answer.query import CohereQueryRewriter, Turn, standalone_query
+from bot.answer.query import CohereQueryRewriter, standalone_query
 from bot.answer.quotes import verify
 from bot.answer.suppress import Screened, Thresholds, screen
 from bot.answer.suppression_source import SuppressionSource
-from bot.answer.types import Answered, NoSupport, NoSupportReason, Outcome, Source
+from bot.answer.types import (
+    Answered,
+    Fallback,
+    FallbackPart,
+    NoSupport,
+    NoSupportReason,
+    Outcome,
+    Question,
+    Source,
+)
 from retrieval.chunks import ScoredChunk, SentenceHit
 from retrieval.embedders import Embedder
 from retrieval.errors import RetrievalError
@@ -39,27 +48,6 @@ EXTRACTIVE = "extractive"
 # What answering one question may fail with, for every front end: the asker gets an error reply, the exchange
 # is logged as an error, a batch goes on. Anything else is a bug.
 ANSWER_ERRORS = (RetrievalError, TimeoutError)
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    text: str
-    channel: str | None = None  # where it was asked (None: outside Slack)
-    history: tuple[Turn, ...] = ()
-    language: str = ""  # the asker's language; detected from the text once, here, when not given
-    sees: frozenset[str] | None = None  # the channels whose documents it may be answered from; None: ``channel``'s
-
-    def __post_init__(self) -> None:
-        if not self.language:
-            object.__setattr__(self, "language", detect_language(self.text))
-
-    @property
-    def visible_in(self) -> frozenset[str]:
-        """Visibility: documents visible everywhere, and those of these channels (none: public documents only).
-        A question asked in a channel sees that channel's; a private one (a DM) sees what ``sees`` grants it."""
-        if self.sees is not None:
-            return self.sees
-        return frozenset({self.channel}) if self.channel else frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,13 +81,13 @@ class Route:
     reranker: str
     composer: str
     prompt_version: str | None = None
-    fallbacks: tuple[str, ...] = ()  # why a remote part was not used, e.g. "compose: http_500"
+    fallbacks: tuple[Fallback, ...] = ()  # why a remote part was not used, e.g. "compose: http_500"
     suppressed: tuple[str, ...] = ()  # chunk ids not quoted: a lead confirmed them bad for this question
     demoted: tuple[str, ...] = ()  # chunk ids ranked last: confirmed bad for a similar question
 
     def to_json(self) -> dict[str, object]:
         return {"embedder": self.embedder, "reranker": self.reranker, "composer": self.composer,
-                "prompt_version": self.prompt_version, "fallbacks": list(self.fallbacks),
+                "prompt_version": self.prompt_version, "fallbacks": [str(f) for f in self.fallbacks],
                 "suppressed": list(self.suppressed), "demoted": list(self.demoted)}
 
 
@@ -120,13 +108,13 @@ class AnswerResult:
 
 async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
     started = time.perf_counter()
-    fallbacks: list[str] = []
+    fallbacks: list[Fallback] = []
     config = deps.config
 
     if deps.rewriter is not None and question.history:
         query, why = await deps.rewriter.rewrite(question.text, question.history, question.language)
         if why:
-            fallbacks.append(f"query: {why}")
+            fallbacks.append(Fallback(FallbackPart.QUERY, why))
     else:
         query = standalone_query(question.text, question.history, question.language)
     language = question.language
@@ -150,7 +138,7 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
             top = await deps.reranker.rerank(query, query_language, candidates, sentences, config.top_n)
             reranker_name = deps.reranker.name
         except RerankError as error:
-            fallbacks.append(f"rerank: {error}")
+            fallbacks.append(Fallback(FallbackPart.RERANK, str(error)))
     if candidates and not top:
         top = await deps.local_reranker.rerank(query, query_language, candidates, sentences, config.top_n)
     top = screened.rank_lower(top)
@@ -165,7 +153,7 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
             draft = await deps.composer.compose(question.text, sources, [(t.role, t.text) for t in question.history])
             composer_name, prompt_version = deps.composer.name, deps.composer.prompt_version
         except CompositionFailed as error:
-            fallbacks.append(f"compose: {error.kind}")
+            fallbacks.append(Fallback(FallbackPart.COMPOSE, error.kind))
     if draft is None:
         draft = compose_extractive(query, query_language, sources, sentences, config.extractive)
     composed = time.perf_counter()

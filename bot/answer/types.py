@@ -1,7 +1,10 @@
 """The values an answer is made of. Types say what happened: a verified quote carries its span in its chunk,
-a rejected quote carries the reason, an answer is ``Answered`` or ``NoSupport``.
+a rejected quote carries the reason, an answer is ``Answered`` or ``NoSupport``, a remote part not used is a
+``Fallback`` naming its part, an error exchange has an ``ErrorCause``.
 
-No I/O here and nothing imported from Slack, Weaviate or Cohere.
+A ``Question`` carries the asker's language, detected once, from its text, when it is made (a front end that
+knows it already passes it: the Slack sweep, from the claim). No I/O here and nothing imported from Slack,
+Weaviate or Cohere.
 """
 
 from __future__ import annotations
@@ -10,6 +13,38 @@ from dataclasses import dataclass
 from enum import Enum
 
 from retrieval.chunks import Chunk
+from retrieval.language import detect_language
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One earlier turn of a thread: who said it ("user" or "assistant") and what."""
+
+    role: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A question as the answer path takes it, from whichever front end (Slack, /api/ask, the CLI, recheck)."""
+
+    text: str
+    channel: str | None = None  # where it was asked (None: outside Slack)
+    history: tuple[Turn, ...] = ()
+    language: str = ""  # the asker's language; detected from the text once, here, when not given
+    sees: frozenset[str] | None = None  # the channels whose documents it may be answered from; None: ``channel``'s
+
+    def __post_init__(self) -> None:
+        if not self.language:
+            object.__setattr__(self, "language", detect_language(self.text))
+
+    @property
+    def visible_in(self) -> frozenset[str]:
+        """Visibility: documents visible everywhere, and those of these channels (none: public documents only).
+        A question asked in a channel sees that channel's; a private one (a DM) sees what ``sees`` grants it."""
+        if self.sees is not None:
+            return self.sees
+        return frozenset({self.channel}) if self.channel else frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,3 +140,30 @@ class NoSupport:
 
 
 Outcome = Answered | NoSupport
+
+
+class FallbackPart(str, Enum):
+    QUERY = "query"  # the Cohere query rewrite: the thread rule made the query
+    RERANK = "rerank"  # Cohere Rerank: the local reranker ranked
+    COMPOSE = "compose"  # Cohere Chat: the extractive composer quoted
+
+
+@dataclass(frozen=True, slots=True)
+class Fallback:
+    """A remote part that failed, and the local one answered instead; recorded as "part: why"."""
+
+    part: FallbackPart
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.part.value}: {self.why}"
+
+
+class ErrorCause(str, Enum):
+    """Why a question ended in an error reply (``verbatim_answer_errors_total{cause}``)."""
+
+    STORE = "store"  # the document store failed or is missing its index
+    EMBEDDER = "embedder"
+    TIMEOUT = "timeout"  # the answer took longer than the front end allows
+    DELIVERY = "delivery"  # answered, but the front end could not deliver it (Slack refused the post)
+    OTHER = "other"  # a bug, or a question left behind too long

@@ -12,7 +12,7 @@ from aiohttp.typedefs import Handler
 
 from bot.answer.ask import Origin, ask
 from bot.answer.render import ask_json
-from bot.answer.service import Question
+from bot.answer.types import Question
 from bot.api.bearer import refused
 from bot.api.deps import ApiDeps
 from bot.log_format import question_fields

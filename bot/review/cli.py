@@ -40,7 +40,7 @@ from bot.review.lookup import IndexUnavailable
 from bot.review.model import flag_to_json, review_to_json
 from bot.review.queries import review_queue
 from bot.review.quotes import DEFAULT_CONTEXT_CHARS
-from bot.review.runtime import open_chunk_lookup, open_learning, open_log
+from bot.runtime import open_chunk_lookup, open_gaps_embedder, open_learning, open_log
 from bot.review.suppressed import ChunkState, chunk_to_json, plural, suppression_to_json
 from bot.review.text import (
     breakdown_table,
@@ -103,7 +103,7 @@ async def list_command(flagged: bool, no_support: bool, errors: bool, everything
     option narrows to it); then the exchanges the database refused, kept in the journal's dead-letter file."""
     start = _since(since)
     settings = load_settings()
-    async with open_log(settings.database_url_value()) as sessions, sessions() as session:
+    async with open_log(settings) as sessions, sessions() as session:
         queue = await review_queue(session, flagged=flagged, no_support=no_support, errors=errors,
                                    everything=everything, channel_id=channel, since=start, limit=limit)
     journal = Journal.in_home(settings.verbatim_home)
@@ -147,7 +147,7 @@ async def show_command(exchange_id: str, as_json: bool, context_chars: int, no_i
     """One exchange: question, answer, each quote inside its chunk, stale versions, rejected quotes, flags."""
     exchange_id = parse_exchange_id(exchange_id)
     settings = load_settings()
-    async with open_log(settings.database_url_value()) as sessions:
+    async with open_log(settings) as sessions:
         record, flags = await desk.read_exchange(sessions, exchange_id)
     if no_index:
         result = await desk.review_exchange(record, flags, IndexUnavailable("not read: --no-index"),
@@ -189,7 +189,7 @@ async def resolve_command(exchange_id: str, flag_id: str | None, resolution: str
     exchange_id = parse_exchange_id(exchange_id)
     flag = parse_flag_id(flag_id) if flag_id is not None else None
     settings = load_settings()
-    async with open_log(settings.database_url_value()) as sessions, open_learning(settings) as learning:
+    async with open_log(settings) as sessions, open_learning(settings) as learning:
         resolved = await desk.resolve_flags(
             sessions, exchange_id, flag_id=flag, resolution=resolution,  # type: ignore[arg-type]
             note=note, by=by or _default_reviewer(), at=datetime.now(UTC), learning=learning,
@@ -219,7 +219,7 @@ async def resolve_command(exchange_id: str, flag_id: str | None, resolution: str
 async def chunks_command(min_questions: int, everything: bool, as_json: bool) -> None:
     """Chunks leads confirmed bad for several different questions: what the documents' owners should fix."""
     settings = load_settings()
-    async with open_log(settings.database_url_value()) as sessions, open_chunk_lookup(settings) as lookup:
+    async with open_log(settings) as sessions, open_chunk_lookup(settings) as lookup:
         found = await desk.suppressed_chunks(sessions, lookup, min_questions=min_questions)
     shown = [c for c in found if everything or c.state is not ChunkState.CLEARED]
     if as_json:
@@ -249,13 +249,15 @@ async def recheck_command(all_flagged: bool, as_json: bool) -> None:
     index; exit 1 when a citation a lead confirmed bad comes back."""
     from bot.answer.ask import Recorder  # the answer path only for this command
     from bot.review.recheck import recheck, recheck_to_json
-    from bot.runtime import build_answer_deps, open_retrieval, open_storage
+    from bot.runtime import build_answer_deps, open_retrieval
 
     settings = load_settings()
-    async with open_log(settings.database_url_value()) as sessions, open_retrieval(settings) as retrieval, \
-            open_storage(settings) as storage:
-        deps = build_answer_deps(settings, retrieval, storage.sessions)
-        results = await recheck(sessions, deps, Recorder(storage.sessions, storage.journal), all_flagged=all_flagged)
+    # One engine on the log: the questions are read, the suppressions cached and the new answers recorded through
+    # the same sessions (SQLite: one connection per process).
+    async with open_log(settings) as sessions, open_retrieval(settings) as retrieval:
+        deps = build_answer_deps(settings, retrieval, sessions)
+        recorder = Recorder(sessions, Journal.in_home(settings.verbatim_home))
+        results = await recheck(sessions, deps, recorder, all_flagged=all_flagged)
     came_back = [r for r in results if r.came_back]
     summary = {"rechecked": len(results), "changed": sum(r.changed for r in results),
                "still_cite_flagged": sum(bool(r.still_cites) for r in results),
@@ -296,7 +298,7 @@ async def export_command(file: Path, flagged: bool, no_support: bool, errors: bo
     Grows a regression set for `verbatim eval`. Flags every lead resolved as not_a_problem are left out.
     """
     start = _since(since)
-    async with open_log(load_settings().database_url_value()) as sessions:
+    async with open_log(load_settings()) as sessions:
         lines = await desk.export_questions(
             sessions, flagged=flagged or not (no_support or errors), no_support=no_support, errors=errors,
             channel_id=channel, since=start,
@@ -336,7 +338,7 @@ def _write_atomically(path: Path, text: str) -> None:
 async def stats_command(since: str, by: str, channel: str | None, as_json: bool) -> None:
     """The share of answers without support and of wrong citations first; then volume, errors, latency."""
     start = parse_since(since, datetime.now(UTC))
-    async with open_log(load_settings().database_url_value()) as sessions, sessions() as session:
+    async with open_log(load_settings()) as sessions, sessions() as session:
         overall = await window_stats(session, since=start, channel_id=channel)
         if by == "day":
             rows: list[Any] = await daily_stats(session, since=start, channel_id=channel)
@@ -366,18 +368,10 @@ async def stats_command(since: str, by: str, channel: str | None, as_json: bool)
 @_run
 async def gaps_command(since: str, channel: str | None, as_json: bool) -> None:
     """What the documents are missing: no-support questions grouped into topics, most people first."""
-    from retrieval.embedders.local import (
-        E5Embedder,  # the model loads only for this command
-    )
-
     now = datetime.now(UTC)
     start = parse_since(since, now)
-    embedder = E5Embedder()
-    try:
-        async with open_log(load_settings().database_url_value()) as sessions:
-            report = await desk.coverage_gaps(sessions, embedder, since=start, channel_id=channel, now=now)
-    finally:
-        await embedder.aclose()
+    async with open_log(load_settings()) as sessions, open_gaps_embedder() as embedder:
+        report = await desk.coverage_gaps(sessions, embedder, since=start, channel_id=channel, now=now)
     if as_json:
         _echo_json(report_to_json(report))
         return

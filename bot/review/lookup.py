@@ -17,11 +17,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from weaviate.exceptions import WeaviateBaseError
-
 from retrieval.chunks import Chunk
-from retrieval.errors import first_line
-from retrieval.store import DocumentRecord, StoreError
+from retrieval.errors import RetrievalError, first_line
+from retrieval.store import DocumentRecord
 
 DEFAULT_TIMEOUT_S = 10.0
 
@@ -38,8 +36,8 @@ class ChunksUnavailable(Exception):
     """The index cannot be read; the message is one line saying why."""
 
 
-# What a failed read of the index looks like. ChunkStore lets Weaviate's own errors through on reads.
-LOOKUP_ERRORS = (ChunksUnavailable, StoreError, WeaviateBaseError, OSError, TimeoutError)
+# What a failed read of the index looks like: retrieval's one root (Weaviate's own errors never leave it).
+LOOKUP_ERRORS = (ChunksUnavailable, RetrievalError, OSError, TimeoutError)
 
 
 class IndexUnavailable:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.answer.ask import Asked, Origin, Recorder, ask
-from bot.answer.query import Turn
-from bot.answer.service import AnswerDeps, Question
+from bot.answer.service import AnswerDeps
+from bot.answer.types import Question, Turn
 from bot.review.desk import Sessions, prior_turns
 from bot.review.learning import flagged_citations
 from bot.review.queries import review_queue

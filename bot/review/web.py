@@ -78,9 +78,8 @@ from bot.review.pages import (
     trends_page,
 )
 from bot.review.queries import review_queue
-from bot.review.runtime import open_learning, open_log
+from bot.runtime import open_gaps_embedder, open_learning, open_log
 from bot.settings import Settings
-from retrieval.embedders.local import E5Embedder
 from storage.db import ping, unavailable
 from storage.errors import DatabaseUnavailable, UnknownExchange
 from storage.records import RESOLUTIONS
@@ -422,11 +421,11 @@ async def serve(settings: Settings, *, host: str, port: int, token: str | None) 
     logging.basicConfig(level=level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)  # the schema check's chatter is not news
-    async with open_log(settings.database_url_value()) as sessions, open_learning(settings) as learning:
+    async with open_log(settings) as sessions, open_learning(settings) as learning, \
+            open_gaps_embedder(learning.embedder) as embedder:
         lookup = learning.lookup
         if isinstance(lookup, IndexUnavailable):
             logger.warning("chunk text unavailable (%s): pages show the quotes as logged", lookup.reason)
-        embedder = E5Embedder()  # loads its model on the first /gaps request, in its own thread
         runner = web.AppRunner(create_review_app(sessions, lookup, token=token, embedder=embedder,
                                                  learning=learning))
         await runner.setup()
@@ -439,7 +438,6 @@ async def serve(settings: Settings, *, host: str, port: int, token: str | None) 
             await _until_stopped()
         finally:
             await runner.cleanup()
-            await embedder.aclose()
 
 
 def _bound_port(runner: web.AppRunner, asked: int) -> int:

@@ -1,9 +1,10 @@
-"""The Slack edge: Slack's payloads in, replies and flags out. Nothing here imports Weaviate or Cohere.
+"""The Slack edge: Slack's payloads in, replies and flags out. Nothing here imports Weaviate, Cohere, storage or
+retrieval: it parses, calls the services it is handed (the answer path, claims, flags and votes), renders.
 
     app.py          create_app(settings, deps) -> AsyncApp (no module-level app)
     deps.py         SlackDeps, SlackOptions, build_web_client (SLACK_API_URL, 429 retries), who is a lead
     listeners.py    Bolt listeners (plain functions) and the one error handler
-    events.py       payload -> frozen Mention / Reaction / AssistantThread / FeedbackClick, at the edge
+    events.py       payload -> frozen SlackQuestion / Reaction / AssistantThread / FeedbackClick, at the edge
     answering.py    one question: guard, claim, :eyes:, answer and record (bot.answer.ask), reply in the thread
     threads.py      is this thread ours, and its earlier turns (exchange log; conversations.replies fallback)
     reactions.py    reactions on the bot's replies -> flags on the answer or one citation

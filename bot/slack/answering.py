@@ -1,8 +1,9 @@
 """One question from Slack, from its event to its logged reply. Every taken question ends in a reply.
 
     take      the channel's settings (``bot.slack.help_channels``: off, or an unprompted message that is not a
-              question there, is not taken) -> in-process guard (event id and message) -> the channel's line -> (follow-up: is it our thread?)
-              -> claim the event id in the exchange log: a lease, renewed while we answer (``storage.claims``);
+              question there, is not taken) -> in-process guard (event id and message) -> the channel's line
+              -> (follow-up: is it our thread?) -> claim the event id in the exchange log: a lease, renewed
+              while we answer (``bot.claims``; the claim records an unprompted question as such);
               a claim left behind by a dead instance is taken over here, by a retry, or by the start-up sweep
               (``bot.slack.recovery``)
     working   :eyes: on the question while it waits and is answered; in a DM thread (the assistant pane) Slack's
@@ -31,16 +32,18 @@ import contextlib
 import logging
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from slack_sdk.errors import SlackApiError
 
 from bot.answer.ask import Asked, Delivery, Origin, ask, record_failure
 from bot.answer.exchange import SlackContext
-from bot.answer.query import Turn
-from bot.answer.service import AnswerResult, Question
+from bot.answer.service import AnswerResult
+from bot.answer.types import Question, Turn
 from bot.channels import ChannelSettings
+from bot.claims import Claim, SlackIds
+from bot.exchange_log import LogUnavailable
 from bot.log_format import question_fields
 from bot.slack.blocks import (
     RenderOptions,
@@ -52,13 +55,11 @@ from bot.slack.blocks import (
 )
 from bot.slack.concurrency import Ticket, cancel_and_wait
 from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
-from bot.slack.events import Mention
+from bot.slack.events import SlackQuestion
 from bot.slack.help_channels import has_support, person_answered, settings_for
 from bot.slack.messages import slack_wording_for
 from bot.slack.text import shorten
 from bot.slack.threads import BotUser, thread_messages, thread_of
-from storage.claims import Claim, Lease, claim_event, renew_lease
-from storage.journal import DATABASE_DOWN
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +88,7 @@ TITLE_CHARS = 80  # an assistant thread's title: the start of its first question
 REPLY_EVENT_TYPE = "verbatim_reply"  # Slack message metadata on every reply: which exchange it answers
 
 
-async def take_question(question: Mention, deps: SlackDeps, bot: BotUser, attempt: Attempt, *,
+async def take_question(question: SlackQuestion, deps: SlackDeps, bot: BotUser, attempt: Attempt, *,
                          claim: Claim | None = None) -> None:
     """Answer ``question`` in its thread unless it was already taken (here, or by another replica).
 
@@ -136,7 +137,7 @@ class _Reply:
     settings: ChannelSettings
 
 
-async def _answer_and_reply(question: Mention, history: tuple[Turn, ...], deps: SlackDeps, attempt: Attempt,
+async def _answer_and_reply(question: SlackQuestion, history: tuple[Turn, ...], deps: SlackDeps, attempt: Attempt,
                             ticket: Ticket, reply: _Reply) -> None:
     if not question.text:  # "@verbatim" and nothing else
         await post_reply(question, help_message(question.language), deps, attempt)
@@ -170,51 +171,47 @@ async def _answer_and_reply(question: Mention, history: tuple[Turn, ...], deps: 
     _logged(question, attempt, asked, deps)
 
 
-async def _service_question(question: Mention, history: tuple[Turn, ...], deps: SlackDeps) -> Question:
+async def _service_question(question: SlackQuestion, history: tuple[Turn, ...], deps: SlackDeps) -> Question:
     sees = None
     if question.private:
         context = deps.assistant_contexts.get(f"{question.channel}:{question.reply_thread}")
         sees = await deps.visibility.sees(question.user, context)
-    return Question(question.text[: deps.options.max_question_chars], channel=question.channel, history=history,
-                    language=question.language, sees=sees)
+    # The language stays the one detected from the whole text when it was parsed.
+    return replace(question.asked, text=question.text[: deps.options.max_question_chars], history=history, sees=sees)
 
 
-def _render_options(deps: SlackDeps, settings: ChannelSettings, question: Mention) -> RenderOptions:
+def _slack_ids(question: SlackQuestion) -> SlackIds:
+    """Where the question was asked, as its claim records it."""
+    return SlackIds(question.event_id, question.team_id, question.channel, question.user, question.reply_thread,
+                    question.ts)
+
+
+def _render_options(deps: SlackDeps, settings: ChannelSettings, question: SlackQuestion) -> RenderOptions:
     return RenderOptions(flag_reaction=deps.options.first_flag_reaction, native_feedback=deps.options.native_feedback,
                          handoff=bool(settings.handoff) and not question.private)
 
 
-def _origin(question: Mention, attempt: Attempt) -> Origin:
+def _origin(question: SlackQuestion, attempt: Attempt) -> Origin:
     slack = SlackContext(team_id=question.team_id, channel_id=question.channel, user_id=question.user,
                          thread_ts=question.reply_thread, question_ts=question.ts, reply_ts=attempt.reply_ts,
                          event_id=question.event_id or None)
     return Origin("slack", attempt.exchange_id, attempt.created_at, slack)
 
 
-def lease_for(deps: SlackDeps) -> Lease:
-    """This instance's lease on a claim, from now."""
-    now = datetime.now(UTC)
-    return Lease(str(deps.instance), now + timedelta(seconds=deps.options.claim_lease_s), now)
-
-
-async def _claim(question: Mention, deps: SlackDeps, attempt: Attempt) -> Claim | None:
+async def _claim(question: SlackQuestion, deps: SlackDeps, attempt: Attempt) -> Claim | None:
     """The claim this process answers under: new, taken over, or (the log is down: the guard holds) its own;
     None when another live instance holds it or it was answered."""
     mine = Claim(attempt.exchange_id, attempt.created_at)
     if not question.event_id:
         return mine
     try:
-        async with deps.sessions() as session:
-            claim = await claim_event(
-                session, question.event_id, exchange_id=attempt.exchange_id, created_at=attempt.created_at,
-                source="slack", lease=lease_for(deps), owner_gone=deps.instance.owner_gone, question=question.text,
-                route={"unprompted": True} if question.unprompted else None,
-                team_id=question.team_id, channel_id=question.channel, user_id=question.user,
-                thread_ts=question.reply_thread, question_ts=question.ts)
-    except DATABASE_DOWN as error:
+        claim = await deps.claims.claim(_slack_ids(question), exchange_id=attempt.exchange_id,
+                                        created_at=attempt.created_at, question=question.text,
+                                        language=question.language, unprompted=question.unprompted)
+    except LogUnavailable as error:
         deps.metrics.database_errors.labels("claim").inc()
         log.warning("cannot claim event %s in the exchange log (%s); answering it once from this process",
-                    question.event_id, type(error).__name__)
+                    question.event_id, error.cause)
         return mine
     if claim is None:
         log.info("event %s (retry %d) already claimed by a live instance, or answered: dropped", question.event_id,
@@ -242,19 +239,17 @@ async def _renew_forever(claim: Claim, deps: SlackDeps) -> None:
     while True:
         await asyncio.sleep(deps.options.claim_lease_s / 3)
         try:
-            async with deps.sessions() as session:
-                still_ours = await renew_lease(session, claim.exchange_id, lease_for(deps))
-        except DATABASE_DOWN as error:
+            still_ours = await deps.claims.renew(claim)
+        except LogUnavailable as error:
             deps.metrics.database_errors.labels("lease").inc()
-            log.warning("cannot renew the lease on exchange %s (%s); answering on", claim.exchange_id,
-                        type(error).__name__)
+            log.warning("cannot renew the lease on exchange %s (%s); answering on", claim.exchange_id, error.cause)
             continue
         if not still_ours:
             log.warning("exchange %s is no longer ours (taken over, or recorded meanwhile)", claim.exchange_id)
             return
 
 
-async def post_reply(question: Mention, message: SlackMessage, deps: SlackDeps, attempt: Attempt) -> BaseException | None:
+async def post_reply(question: SlackQuestion, message: SlackMessage, deps: SlackDeps, attempt: Attempt) -> BaseException | None:
     """Post ``message`` in the question's thread; None when it was posted (or, for a taken-over claim, found
     already posted), else the Web API's error."""
     if attempt.taken_over and attempt.reply_ts is None:
@@ -277,7 +272,7 @@ async def post_reply(question: Mention, message: SlackMessage, deps: SlackDeps, 
     return None
 
 
-async def _posted_before(question: Mention, deps: SlackDeps, exchange_id: str) -> str | None:
+async def _posted_before(question: SlackQuestion, deps: SlackDeps, exchange_id: str) -> str | None:
     """The ts of a reply in the question's thread that carries this exchange's id, or None.
 
     If Slack cannot be asked, None: the asker then gets a reply, perhaps a second one, rather than silence.
@@ -298,7 +293,7 @@ async def _posted_before(question: Mention, deps: SlackDeps, exchange_id: str) -
         return None
 
 
-async def answer_after_bug(question: Mention, deps: SlackDeps, attempt: Attempt, error: BaseException) -> None:
+async def answer_after_bug(question: SlackQuestion, deps: SlackDeps, attempt: Attempt, error: BaseException) -> None:
     """A bug interrupted a taken question: still reply in its thread (unless a reply went out) and log it."""
     with deps.in_flight.track():  # a shutdown waits for this reply too
         if attempt.reply_ts is None:
@@ -307,14 +302,13 @@ async def answer_after_bug(question: Mention, deps: SlackDeps, attempt: Attempt,
             await log_failure(question, deps, attempt, error)
 
 
-async def log_failure(question: Mention, deps: SlackDeps, attempt: Attempt, error: BaseException) -> None:
+async def log_failure(question: SlackQuestion, deps: SlackDeps, attempt: Attempt, error: BaseException) -> None:
     """Record a question a bug interrupted (Bolt's error handler has told the asker)."""
-    service_question = Question(question.text, channel=question.channel, language=question.language)
-    _logged(question, attempt, await record_failure(service_question, error, deps.recorder, _origin(question, attempt)),
+    _logged(question, attempt, await record_failure(question.asked, error, deps.recorder, _origin(question, attempt)),
             deps)
 
 
-def _logged(question: Mention, attempt: Attempt, asked: Asked, deps: SlackDeps) -> None:
+def _logged(question: SlackQuestion, attempt: Attempt, asked: Asked, deps: SlackDeps) -> None:
     """One log line per question, once its exchange is recorded; its text only with LOG_QUESTIONS."""
     attempt.logged = True
     fields = question_fields(asked, reply_ts=attempt.reply_ts, log_questions=deps.options.log_questions)
@@ -323,7 +317,7 @@ def _logged(question: Mention, attempt: Attempt, asked: Asked, deps: SlackDeps) 
              asked.record.timings_ms.get("total", 0.0), attempt.reply_ts, extra=fields)
 
 
-async def _show_working(question: Mention, deps: SlackDeps, *, first_turn: bool) -> bool:
+async def _show_working(question: SlackQuestion, deps: SlackDeps, *, first_turn: bool) -> bool:
     """Show that the question is being answered; True when that was the working reaction (to be removed).
 
     In a DM thread: the assistant pane's status line (Slack clears it when the reply is posted) and, for the
@@ -346,7 +340,7 @@ async def _show_working(question: Mention, deps: SlackDeps, *, first_turn: bool)
     return True
 
 
-async def _set_title(question: Mention, deps: SlackDeps) -> None:
+async def _set_title(question: SlackQuestion, deps: SlackDeps) -> None:
     assert question.thread_ts is not None
     try:
         await deps.client.assistant_threads_setTitle(channel_id=question.channel, thread_ts=question.thread_ts,
@@ -355,7 +349,7 @@ async def _set_title(question: Mention, deps: SlackDeps) -> None:
         log.info("could not title %s thread %s (%s)", question.channel, question.thread_ts, slack_error(error))
 
 
-async def _react(deps: SlackDeps, action: str, question: Mention) -> None:
+async def _react(deps: SlackDeps, action: str, question: SlackQuestion) -> None:
     """Add or remove the working reaction on the question; a failure here never stops the answer."""
     name = deps.options.working_reaction
     if not name:

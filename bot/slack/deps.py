@@ -1,4 +1,5 @@
-"""What the Slack edge is given at start-up: the answer service's parts, the exchange log, the Web API client.
+"""What the Slack edge is given at start-up: the answer service's parts, the exchange log, the Web API client;
+and the services it calls over the log (claims, flags and votes, hand-offs), made from them here.
 
 Built once by the server (``bot.serve``) or a test, passed to ``create_app``; nothing here is created at
 import time. The in-process state of the edge (events already taken, threads answered, each channel's line,
@@ -19,11 +20,13 @@ from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncRateLimitErrorRetryHandler,
 )
 from slack_sdk.web.async_client import AsyncWebClient
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.ask import Limits, Recorder
 from bot.answer.service import AnswerDeps
 from bot.channels import ChannelsFile
+from bot.claims import Claims
+from bot.exchange_log import ExchangeLog
+from bot.handoffs import Handoffs
 from bot.in_flight import InFlight
 from bot.instance import Instance
 from bot.metrics import Metrics
@@ -37,7 +40,7 @@ from bot.slack.visibility import (
     PrivateVisibility,
     parse_dm_visibility,
 )
-from storage.journal import Journal
+from bot.verdicts import Verdicts
 
 log = logging.getLogger(__name__)
 
@@ -133,8 +136,7 @@ CLAIMS_AT_ONCE = 4
 @dataclass
 class SlackDeps:
     answer: AnswerDeps
-    sessions: async_sessionmaker[AsyncSession]
-    journal: Journal
+    log: ExchangeLog
     client: AsyncWebClient
     options: SlackOptions = field(default_factory=SlackOptions)
     seen: Seen = field(default_factory=Seen)  # events and messages this process has taken
@@ -150,6 +152,9 @@ class SlackDeps:
     answer_slots: asyncio.Semaphore = field(init=False)
     claims_at_once: asyncio.Semaphore = field(init=False)
     recorder: Recorder = field(init=False)
+    claims: Claims = field(init=False)
+    verdicts: Verdicts = field(init=False)
+    handoffs: Handoffs = field(init=False)
     channels: ChannelsFile = field(init=False)  # each channel's mode and hand-off group, read again on a change
 
     def __post_init__(self) -> None:
@@ -162,7 +167,10 @@ class SlackDeps:
         # Questions are claimed a few at a time: a burst's claims queue for the database anyway (SQLite: one
         # connection), and sixty finishing in one turn of the event loop held it for ~50 ms.
         self.claims_at_once = asyncio.Semaphore(CLAIMS_AT_ONCE)
-        self.recorder = Recorder(self.sessions, self.journal, self.metrics.exchange_recorded)
+        self.recorder = self.log.recorder(self.metrics.exchange_recorded)
+        self.claims = Claims(self.log.sessions, self.instance, self.options.claim_lease_s)
+        self.verdicts = Verdicts(self.log.sessions)
+        self.handoffs = Handoffs(self.log.sessions)
 
     @property
     def limits(self) -> Limits:

@@ -10,7 +10,8 @@ Rules of the edge, each applied here so nothing below needs to know Slack's payl
 - A mention arrives twice, as ``app_mention`` and as ``message`` (same ``ts``, different event ids). The
   ``message`` copy of any message that mentions the bot is dropped here, so it is answered once, from the
   ``app_mention``.
-- The text is cleaned (``text.clean_question``): the bot's mention goes, links and channels become labels.
+- The text is cleaned (``text.clean_question``): the bot's mention goes, links and channels become labels; it
+  becomes the answer path's ``Question``, which detects its language once (the edge never detects it).
 - A **reaction** is ``reaction_added`` / ``reaction_removed`` on a message; its name loses any skin tone
   (``+1::skin-tone-2`` is ``+1``).
 - A **direct message** (``message`` with ``channel_type`` "im") by a person is a question, at the top level or
@@ -31,8 +32,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.answer.types import Question
 from bot.slack.text import clean_question
-from retrieval.language import detect_language
 
 # A user (the bot included), a user group, or @here / @channel / @everyone: a message addressed to someone.
 _MENTIONS = re.compile(r"<@[UWB][A-Z0-9]+|<!subteam\^|<!(here|channel|everyone)")
@@ -41,21 +42,33 @@ _SPOKEN_SUBTYPES = frozenset({None, "thread_broadcast", "file_share"})
 
 
 @dataclass(frozen=True, slots=True)
-class Mention:
-    """A question for the bot: an @mention, or (``mentioned`` False) a message in a thread."""
+class SlackQuestion:
+    """A question asked in Slack: an @mention, a DM (``private``, the assistant pane's threads too), or
+    (``mentioned`` False) a follow-up in a thread the bot may have answered."""
 
     event_id: str
     team_id: str | None
-    channel: str
     user: str
     ts: str  # the question message
     thread_ts: str | None  # the thread it was posted in; None at the top level of the channel
-    text: str  # cleaned: what the person asked, as they read it
+    asked: Question  # cleaned text (as the person reads it), the channel, the language detected once
     mentioned: bool
     retry: int = 0  # 0: Slack's first delivery
-    language: str = "en"  # of the text, detected once when the payload is parsed
     private: bool = False  # asked in a direct message (or the assistant pane, a DM thread)
     unprompted: bool = False  # a top-level message in a channel, not addressed to the bot (help channels)
+
+    @property
+    def channel(self) -> str:
+        assert self.asked.channel is not None
+        return self.asked.channel
+
+    @property
+    def text(self) -> str:
+        return self.asked.text
+
+    @property
+    def language(self) -> str:
+        return self.asked.language
 
     @property
     def reply_thread(self) -> str:
@@ -144,7 +157,7 @@ def retry_number(headers: Mapping[str, Sequence[str] | str]) -> int:
     return int(first) if first and first.strip().isdigit() else 0
 
 
-def parse_mention(body: Mapping[str, Any], bot_user_id: str | None, retry: int = 0) -> Mention | None:
+def parse_mention(body: Mapping[str, Any], bot_user_id: str | None, retry: int = 0) -> SlackQuestion | None:
     """The question of an ``app_mention`` event, or None when it is not one a person asked."""
     event = body.get("event") or {}
     if event.get("type") != "app_mention" or not _said_by_a_person(event, bot_user_id):
@@ -152,7 +165,7 @@ def parse_mention(body: Mapping[str, Any], bot_user_id: str | None, retry: int =
     return _mention(body, event, bot_user_id, retry, mentioned=True)
 
 
-def parse_follow_up(body: Mapping[str, Any], bot_user_id: str | None, retry: int = 0) -> Mention | None:
+def parse_follow_up(body: Mapping[str, Any], bot_user_id: str | None, retry: int = 0) -> SlackQuestion | None:
     """A person's message in a thread, not mentioning the bot (its ``app_mention`` copy is the one answered)."""
     event = body.get("event") or {}
     if event.get("type") != "message" or not _said_by_a_person(event, bot_user_id):
@@ -166,7 +179,7 @@ def parse_follow_up(body: Mapping[str, Any], bot_user_id: str | None, retry: int
     return mention if mention.text else None
 
 
-def parse_direct_message(body: Mapping[str, Any], bot_user_id: str | None, retry: int = 0) -> Mention | None:
+def parse_direct_message(body: Mapping[str, Any], bot_user_id: str | None, retry: int = 0) -> SlackQuestion | None:
     """A person's message in a DM with the bot (top level or in a thread): a question, mention or not."""
     event = body.get("event") or {}
     if (event.get("type") != "message" or event.get("channel_type") != "im"
@@ -176,7 +189,7 @@ def parse_direct_message(body: Mapping[str, Any], bot_user_id: str | None, retry
     return mention if mention.text else None
 
 
-def parse_channel_message(body: Mapping[str, Any], bot_user_id: str | None, retry: int = 0) -> Mention | None:
+def parse_channel_message(body: Mapping[str, Any], bot_user_id: str | None, retry: int = 0) -> SlackQuestion | None:
     """A person's top-level message in a channel that mentions nobody (not the bot: its ``app_mention`` copy is
     the one answered; not a person: it is addressed to them). Whether it is a question for the bot is decided
     by the channel's settings (``bot.slack.help_channels``)."""
@@ -190,7 +203,7 @@ def parse_channel_message(body: Mapping[str, Any], bot_user_id: str | None, retr
     return mention if mention.text else None
 
 
-def parse_message(body: Mapping[str, Any], bot_user_id: str | None, retry: int = 0) -> Mention | None:
+def parse_message(body: Mapping[str, Any], bot_user_id: str | None, retry: int = 0) -> SlackQuestion | None:
     """The question a ``message`` event holds: a DM, a follow-up in a channel's thread, or a top-level message
     in a channel (for help channels); None otherwise."""
     if (body.get("event") or {}).get("channel_type") == "im":
@@ -281,12 +294,12 @@ def _said_by_a_person(event: Mapping[str, Any], bot_user_id: str | None) -> bool
 
 
 def _mention(body: Mapping[str, Any], event: Mapping[str, Any], bot_user_id: str | None, retry: int,
-             *, mentioned: bool, private: bool = False, unprompted: bool = False) -> Mention:
+             *, mentioned: bool, private: bool = False, unprompted: bool = False) -> SlackQuestion:
     text = clean_question(str(event.get("text") or ""), bot_user_id)
-    return Mention(
+    return SlackQuestion(
         event_id=str(body.get("event_id") or ""), team_id=body.get("team_id") or event.get("team"),
-        channel=event["channel"], user=event["user"], ts=event["ts"], thread_ts=event.get("thread_ts"),
-        text=text, mentioned=mentioned, retry=retry, language=detect_language(text), private=private,
+        user=event["user"], ts=event["ts"], thread_ts=event.get("thread_ts"),
+        asked=Question(text, channel=event["channel"]), mentioned=mentioned, retry=retry, private=private,
         unprompted=unprompted,
     )
 

@@ -2,7 +2,7 @@
 
     takes     by the channel's mode (``bot.channels``): ``off`` takes nothing there; ``mention`` takes mentions and
               follow-ups in the bot's threads, as always; ``every_question`` also takes a person's top-level
-              message that mentions nobody (``Mention.unprompted``) when it reads as a question
+              message that mentions nobody (``SlackQuestion.unprompted``) when it reads as a question
               (``bot.slack.question_like``). DMs and the assistant pane are no channel's: always taken.
     silent    an unprompted question gets a reply only when the bot has support: an answer whose evidence
               probability (``AnswerResult.evidence_probability``, where the local model decided) reaches the
@@ -21,14 +21,14 @@ from bot.answer.service import AnswerResult
 from bot.answer.types import Answered
 from bot.channels import ChannelSettings
 from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
-from bot.slack.events import Mention
+from bot.slack.events import SlackQuestion
 from bot.slack.question_like import looks_like_question
 from bot.slack.threads import BotUser, thread_messages
 
 log = logging.getLogger(__name__)
 
 
-async def settings_for(question: Mention, deps: SlackDeps) -> ChannelSettings | None:
+async def settings_for(question: SlackQuestion, deps: SlackDeps) -> ChannelSettings | None:
     """The settings of the question's channel when the bot takes it there; None when it does not."""
     settings = (await deps.channels.current()).of(question.channel)
     if question.private:
@@ -49,7 +49,7 @@ def has_support(result: AnswerResult | None, settings: ChannelSettings) -> bool:
     return result.evidence_probability is None or result.evidence_probability >= settings.threshold
 
 
-async def person_answered(question: Mention, deps: SlackDeps, bot: BotUser) -> bool:
+async def person_answered(question: SlackQuestion, deps: SlackDeps, bot: BotUser) -> bool:
     """Whether someone other than the asker and the bot has replied under the question (then the bot keeps out).
     If Slack cannot be asked, False: the answer, which has support, goes out."""
     replies = thread_messages(deps.client, question.channel, question.reply_thread)

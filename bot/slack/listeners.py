@@ -23,7 +23,7 @@ from bot.slack.deps import SlackDeps
 from bot.slack.events import (
     FEEDBACK_ACTION,
     HANDOFF_ACTION,
-    Mention,
+    SlackQuestion,
     parse_assistant_thread,
     parse_feedback,
     parse_handoff,
@@ -112,7 +112,7 @@ async def on_error(error: Exception, body: Body, context: AsyncBoltContext, deps
     await answer_after_bug(question, deps, attempt, error)
 
 
-def _question_of(body: Body, context: AsyncBoltContext) -> Mention | None:
+def _question_of(body: Body, context: AsyncBoltContext) -> SlackQuestion | None:
     return parse_mention(body, context.bot_user_id) or parse_message(body, context.bot_user_id)
 
 

@@ -5,9 +5,9 @@
     any other emoji                                          not a flag: ignored
 
 Only reactions on a message the bot posted as an answer count (found by its ``ts`` in the exchange log).
-Everyone's flag reactions are recorded; only a lead's count as flags (``storage.flags``), so the review queue
+Everyone's flag reactions are recorded (``bot.verdicts``); only a lead's count as flags, so the review queue
 shows leads' judgements with the others' as context. Removing the reaction takes the flag back. Recording a
-reaction twice (Slack retries, replicas) leaves one open flag: ``add_flag`` is idempotent.
+reaction twice (Slack retries, replicas) leaves one open flag: a flag is idempotent.
 """
 
 from __future__ import annotations
@@ -15,13 +15,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from bot.exchange_log import LogUnavailable
 from bot.slack.deps import NUMBER_REACTIONS, SlackDeps, SlackOptions
 from bot.slack.events import Reaction
 from bot.slack.threads import BotUser
-from storage.errors import UnknownExchange
-from storage.exchanges import find_by_reply
-from storage.flags import add_flag, remove_flag
-from storage.journal import DATABASE_DOWN
 
 log = logging.getLogger(__name__)
 
@@ -52,35 +49,32 @@ async def take_reaction(reaction: Reaction, deps: SlackDeps, bot: BotUser) -> No
     try:
         with deps.in_flight.track():
             await _record(reaction, target, deps)
-    except DATABASE_DOWN as error:
+    except LogUnavailable as error:
         deps.metrics.database_errors.labels("flag").inc()
         # Flags have no journal: say exactly what was lost, so a lead can react again later.
         log.error("could not record :%s: by %s on %s in %s (exchange log unavailable: %s); the reaction must be "
-                  "repeated", reaction.name, reaction.user, reaction.message_ts, reaction.channel, type(error).__name__)
+                  "repeated", reaction.name, reaction.user, reaction.message_ts, reaction.channel, error.cause)
 
 
 async def _record(reaction: Reaction, target: FlagTarget, deps: SlackDeps) -> None:
-    async with deps.sessions() as session:
-        exchange = await find_by_reply(session, reaction.channel, reaction.message_ts)
-    if exchange is None:
+    answer = await deps.verdicts.answer_at(reaction.channel, reaction.message_ts)
+    if answer is None:
         return
-    if target.label is not None and target.label not in {c.label for c in exchange.citations if c.kept}:
-        log.info("reaction :%s: on exchange %s names no citation %s: ignored", reaction.name, exchange.id,
+    if target.label is not None and target.label not in answer.labels:
+        log.info("reaction :%s: on exchange %s names no citation %s: ignored", reaction.name, answer.exchange_id,
                  target.label)
         return
     # Asked outside any session: it may call Slack, and on SQLite the bot's writes take turns on one connection.
     is_lead = await deps.leads.is_lead(reaction.user)
-    async with deps.sessions() as session:
-        try:
-            if reaction.added:
-                await add_flag(session, exchange.id, label=target.label, user_id=reaction.user,
-                               reaction=reaction.name, is_lead=is_lead, at=reaction.at)
-            else:
-                await remove_flag(session, exchange.id, label=target.label, user_id=reaction.user,
-                                  reaction=reaction.name, at=reaction.at)
-        except UnknownExchange:
-            return  # deleted between the lookup and the write
+    if reaction.added:
+        written = await deps.verdicts.flag(answer.exchange_id, label=target.label, user=reaction.user,
+                                           reaction=reaction.name, is_lead=is_lead, at=reaction.at)
+    else:
+        written = await deps.verdicts.unflag(answer.exchange_id, label=target.label, user=reaction.user,
+                                             reaction=reaction.name, at=reaction.at)
+    if not written:
+        return  # deleted between the lookup and the write
     deps.metrics.flags.labels("answer" if target.label is None else "citation",
                               "added" if reaction.added else "removed").inc()
-    log.info("flag %s: exchange=%s label=%s user=%s lead=%s", "added" if reaction.added else "removed", exchange.id,
+    log.info("flag %s: exchange=%s label=%s user=%s lead=%s", "added" if reaction.added else "removed", answer.exchange_id,
              target.label or "answer", reaction.user, is_lead)

@@ -13,29 +13,27 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from bot.slack.answering import Attempt, answer_after_bug, lease_for, take_question
+from bot.answer.types import Question
+from bot.claims import Claim, LeftBehind
+from bot.exchange_log import LogUnavailable
+from bot.slack.answering import Attempt, answer_after_bug, take_question
 from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
-from bot.slack.events import Mention
+from bot.slack.events import SlackQuestion
 from bot.slack.threads import BotUser
-from retrieval.language import detect_language
-from storage.claims import Claim, left_behind, take_over
-from storage.journal import DATABASE_DOWN
-from storage.records import ExchangeRecord
 
 log = logging.getLogger(__name__)
 
 
-def question_of(record: ExchangeRecord) -> Mention | None:
-    """The Slack question a pending claim was made for (its row holds everything the event said)."""
-    if not (record.event_id and record.channel_id and record.user_id and record.question_ts):
-        return None
-    thread = record.thread_ts if record.thread_ts and record.thread_ts != record.question_ts else None
+def question_of(left: LeftBehind) -> SlackQuestion:
+    """The Slack question a pending claim was made for (its row holds everything the event said, and the language
+    detected when it was parsed; a claim made before claims kept it has it detected again, by ``Question``)."""
+    ids = left.slack
+    thread = ids.thread_ts if ids.thread_ts and ids.thread_ts != ids.question_ts else None
     # mentioned: it was claimed, so it was already judged a question for the bot (a follow-up in its thread);
     # unprompted (a help channel's question, recorded on the claim): it still gets a reply only with support.
-    unprompted = bool(record.route.get("unprompted"))
-    return Mention(event_id=record.event_id, team_id=record.team_id, channel=record.channel_id,
-                   user=record.user_id, ts=record.question_ts, thread_ts=thread, text=record.question,
-                   mentioned=not unprompted, language=detect_language(record.question), unprompted=unprompted)
+    return SlackQuestion(event_id=ids.event_id, team_id=ids.team_id, user=ids.user, ts=ids.question_ts,
+                         thread_ts=thread, asked=Question(left.question, ids.channel, language=left.language or ""),
+                         mentioned=not left.unprompted, unprompted=left.unprompted)
 
 
 class Recovery:
@@ -57,24 +55,21 @@ class Recovery:
         bot = await self._bot_user()
         if bot is None:
             return 0
-        lease = lease_for(deps)
         try:
-            async with deps.sessions() as session:
-                records = await left_behind(session, now=lease.now, owner_gone=deps.instance.owner_gone)
-        except DATABASE_DOWN as error:
-            log.warning("cannot look for questions left behind (%s); will look again", type(error).__name__)
+            left = await deps.claims.left_behind()
+        except LogUnavailable as error:
+            log.warning("cannot look for questions left behind (%s); will look again", error.cause)
             return 0
         taken = 0
-        for record in records:
-            question = question_of(record)
-            if question is None or not deps.seen.first_time(question.event_id, question.message_key):
+        for pending in left:
+            question = question_of(pending)
+            if not deps.seen.first_time(question.event_id, question.message_key):
                 continue  # a retry of it is being taken in this process right now
             try:
-                async with deps.sessions() as session:
-                    claim = await take_over(session, record.id, lease_for(deps), deps.instance.owner_gone)
-            except DATABASE_DOWN as error:
+                claim = await deps.claims.take_over(pending.exchange_id)
+            except LogUnavailable as error:
                 deps.seen.forget(question.event_id, question.message_key)
-                log.warning("cannot take over exchange %s (%s); will try again", record.id, type(error).__name__)
+                log.warning("cannot take over exchange %s (%s); will try again", pending.exchange_id, error.cause)
                 return taken
             if claim is None:  # another instance was quicker
                 deps.seen.forget(question.event_id, question.message_key)
@@ -90,14 +85,14 @@ class Recovery:
         if self._answering:
             await asyncio.gather(*self._answering, return_exceptions=True)
 
-    def _start(self, question: Mention, claim: Claim, bot: BotUser) -> None:
+    def _start(self, question: SlackQuestion, claim: Claim, bot: BotUser) -> None:
         attempt = Attempt()
         attempt.holds(claim)
         task = asyncio.create_task(self._answer(question, claim, bot, attempt), name=f"recover-{claim.exchange_id}")
         self._answering.add(task)
         task.add_done_callback(self._done)
 
-    async def _answer(self, question: Mention, claim: Claim, bot: BotUser, attempt: Attempt) -> None:
+    async def _answer(self, question: SlackQuestion, claim: Claim, bot: BotUser, attempt: Attempt) -> None:
         try:
             await take_question(question, self._deps, bot, attempt, claim=claim)
         except Exception as error:  # a bug: what Bolt's error handler does for an event, done here

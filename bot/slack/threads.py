@@ -1,8 +1,8 @@
 """Is this a thread the bot answered, and what was said in it before?
 
-The exchange log is the source: every answer the bot posted is an exchange with its thread's ``thread_ts``,
-so one indexed query answers both questions and gives the earlier turns (question, then the bot's answer
-text). Slack is asked (``conversations.replies``) only when the log cannot tell: the database is down, this
+The exchange log is the source (``ExchangeLog.thread_history``): every answer the bot posted is an exchange with
+its thread's ``thread_ts``, so one indexed query answers both questions and gives the earlier turns (question,
+then the bot's answer text). Slack is asked (``conversations.replies``) only when the log cannot tell: the database is down, this
 process answered in the thread a moment ago and the exchange is still on its way to the log, or the bot was
 @mentioned in a thread of people talking (their messages are the history). Asking Slack about every thread
 message in every channel would spend the Web API's rate limit on chatter.
@@ -21,14 +21,12 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.answer.query import Turn
+from bot.answer.types import Turn
+from bot.exchange_log import LogUnavailable
 from bot.slack.concurrency import ts_key
 from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
-from bot.slack.events import Mention
+from bot.slack.events import SlackQuestion
 from bot.slack.text import clean_question
-from storage.exchanges import thread_turns
-from storage.journal import DATABASE_DOWN
-from storage.records import ExchangeRecord
 
 log = logging.getLogger(__name__)
 
@@ -52,33 +50,21 @@ class Thread:
 NOT_OURS = Thread(False, ())
 
 
-async def thread_of(question: Mention, deps: SlackDeps, bot: BotUser) -> Thread:
+async def thread_of(question: SlackQuestion, deps: SlackDeps, bot: BotUser) -> Thread:
     """The thread ``question`` was asked in: whether the bot answered there, and the earlier turns."""
     if not question.in_thread or question.thread_ts is None:
         return NOT_OURS
     try:
-        async with deps.sessions() as session:
-            records = await thread_turns(session, question.channel, question.thread_ts,
-                                         limit=deps.options.history_turns)
-    except DATABASE_DOWN as error:
+        history = await deps.log.thread_history(question.channel, question.thread_ts, deps.options.history_turns)
+    except LogUnavailable as error:
         log.warning("exchange log unavailable (%s); asking Slack about thread %s in %s",
-                    type(error).__name__, question.thread_ts, question.channel)
+                    error.cause, question.thread_ts, question.channel)
         return await _from_slack(question, deps.client, bot, deps.options.history_turns)
-    if any(record.outcome != "not_answered" for record in records):  # a silent question is no reply of ours
-        return Thread(True, turns_from_records(records))
+    if history:  # a help channel's silent question is no reply of ours: no history (bot.exchange_log)
+        return Thread(True, history)
     if question.mentioned or f"{question.channel}:{question.thread_ts}" in deps.threads:
         return await _from_slack(question, deps.client, bot, deps.options.history_turns)
     return NOT_OURS
-
-
-def turns_from_records(records: list[ExchangeRecord]) -> tuple[Turn, ...]:
-    """Each logged exchange as the asker's turn and, when the bot answered, the bot's turn."""
-    turns: list[Turn] = []
-    for record in records:
-        turns.append(Turn("user", record.question))
-        if record.outcome in ("answered", "no_support") and record.answer_text:
-            turns.append(Turn("assistant", record.answer_text))
-    return tuple(turns)
 
 
 async def thread_messages(client: AsyncWebClient, channel: str, thread_ts: str, *,
@@ -98,7 +84,7 @@ async def thread_messages(client: AsyncWebClient, channel: str, thread_ts: str, 
             return
 
 
-async def _from_slack(question: Mention, client: AsyncWebClient, bot: BotUser, limit: int) -> Thread:
+async def _from_slack(question: SlackQuestion, client: AsyncWebClient, bot: BotUser, limit: int) -> Thread:
     assert question.thread_ts is not None
     before = ts_key(question.ts)
     try:

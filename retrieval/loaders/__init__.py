@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from retrieval.documents import BlockKind, Document
 from retrieval.loaders.common import LoadError, decode_text
@@ -33,7 +33,7 @@ from retrieval.loaders.markdown import parse_markdown
 from retrieval.loaders.pdf import parse_pdf
 from retrieval.loaders.text import parse_text
 
-__all__ = ["SUPPORTED_EXTENSIONS", "LoadError", "iter_documents", "source_path"]
+__all__ = ["SUPPORTED_EXTENSIONS", "LoadError", "checked", "iter_documents", "parse_bytes", "source_path"]
 
 _TextParser = Callable[..., Document | LoadError]
 _TEXT_PARSERS: dict[str, _TextParser] = {
@@ -60,7 +60,7 @@ def iter_documents(
             recorded = str(root / file.relative_to(path))
             for result in _load_file(file, document_id, max_file_bytes):
                 if isinstance(result, Document):
-                    result = _checked(result, max_document_chars)
+                    result = checked(result, max_document_chars)
                 yield replace(result, source_path=recorded)
 
 
@@ -149,8 +149,15 @@ def _load_file(file: Path, document_id: str, max_file_bytes: int) -> Iterator[Do
         reason = error.strerror or error
         yield LoadError(source, f"cannot read the file ({reason}): check that it exists and is readable")
         return
+    yield from parse_bytes(data, name=file.name, source=source, document_id=document_id)
+
+
+def parse_bytes(data: bytes, *, name: str, source: str, document_id: str) -> Iterator[Document | LoadError]:
+    """The documents of one file's contents, parsed by its name's extension (one of ``SUPPORTED_EXTENSIONS``):
+    what a folder's file and a repository's blob have in common."""
+    suffix, stem = PurePosixPath(name).suffix.lower(), PurePosixPath(name).stem
     if suffix == ".pdf":
-        yield parse_pdf(data, source=source, document_id=document_id, stem=file.stem)
+        yield parse_pdf(data, source=source, document_id=document_id, stem=stem)
         return
     text = decode_text(data, source)
     if isinstance(text, LoadError):
@@ -159,7 +166,7 @@ def _load_file(file: Path, document_id: str, max_file_bytes: int) -> Iterator[Do
     if suffix == ".jsonl":
         yield from _jsonl(text, source)
         return
-    yield _TEXT_PARSERS[suffix](text, source=source, document_id=document_id, stem=file.stem)
+    yield _TEXT_PARSERS[suffix](text, source=source, document_id=document_id, stem=stem)
 
 
 def _jsonl(text: str, source: str) -> Iterator[Document | LoadError]:
@@ -171,7 +178,7 @@ def _jsonl(text: str, source: str) -> Iterator[Document | LoadError]:
         yield LoadError(source, "the file has no JSON lines, only blank ones: add one document per line")
 
 
-def _checked(doc: Document, max_document_chars: int) -> Document | LoadError:
+def checked(doc: Document, max_document_chars: int) -> Document | LoadError:
     """``doc`` if it can be indexed, else why not."""
     if not any(block.kind is BlockKind.PARAGRAPH for block in doc.blocks):
         return LoadError(doc.source, "no text to index (only headings, front matter or whitespace): add text to it")

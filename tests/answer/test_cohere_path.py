@@ -14,8 +14,8 @@ import pytest
 from pydantic import SecretStr
 
 from bot.answer.render import answer_text, to_json
-from bot.answer.service import AnswerDeps, AnswerResult, Question, answer
-from bot.answer.types import Answered, NoSupport, NoSupportReason, Rejection
+from bot.answer.service import AnswerDeps, AnswerResult, answer
+from bot.answer.types import Answered, Fallback, FallbackPart, NoSupport, NoSupportReason, Question, Rejection
 from bot.runtime import Retrieval, build_answer_deps, build_cohere
 from bot.settings import Settings
 from retrieval.embedders.local import E5Embedder
@@ -122,7 +122,7 @@ async def test_a_failing_model_falls_back_to_the_extractive_composer(deps: Answe
     cohere_api.script_chat(behaviour)
     result = await answer(Question(REFUND_QUESTION), deps)
     assert result.route.composer == "extractive"
-    assert f"compose: {kind}" in result.route.fallbacks
+    assert Fallback(FallbackPart.COMPOSE, kind) in result.route.fallbacks
     assert isinstance(result.outcome, Answered)
     assert any("30 days" in q.text for c in result.outcome.claims for q in c.quotes)
     assert_every_shown_quote_is_verbatim(result)
@@ -133,7 +133,8 @@ async def test_a_failing_reranker_falls_back_to_the_local_one(deps: AnswerDeps, 
     cohere_api.script_chat(quoting("within 30 days", REFUND_QUOTE))
     result = await answer(Question(REFUND_QUESTION), deps)
     assert result.route.reranker == "local-sentence-fusion"
-    assert any(f.startswith("rerank: Cohere Rerank answered HTTP 503") for f in result.route.fallbacks)
+    assert any(f.part is FallbackPart.RERANK and f.why.startswith("Cohere Rerank answered HTTP 503")
+               for f in result.route.fallbacks)
     assert isinstance(result.outcome, Answered)
 
 
@@ -161,7 +162,7 @@ async def test_a_cohere_that_never_answers_in_time_holds_no_answer_past_its_time
     cohere_api.script_chat(delay(3.0))
     result = await answer(Question(REFUND_QUESTION), deps)
     assert (result.route.reranker, result.route.composer) == ("local-sentence-fusion", "extractive")
-    assert "compose: timeout" in result.route.fallbacks
-    assert "rerank: Cohere Rerank failed (ReadTimeout)" in result.route.fallbacks
+    assert Fallback(FallbackPart.COMPOSE, "timeout") in result.route.fallbacks
+    assert Fallback(FallbackPart.RERANK, "Cohere Rerank failed (ReadTimeout)") in result.route.fallbacks
     assert isinstance(result.outcome, Answered)
     assert_every_shown_quote_is_verbatim(result)

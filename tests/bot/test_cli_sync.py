@@ -66,7 +66,7 @@ def test_documents_list_and_remove(cli_env: dict[str, str], tmp_path: Path) -> N
     assert listed.returncode == 0, listed.stderr
     assert [json.loads(line) for line in listed.stdout.splitlines()] == [{
         "document_id": "ja-shipping-returns", "title": "配送と返品のご案内", "version": "2026.2", "chunks": 3,
-        "source": str(DEMO_CORPUS / "ja" / "shipping.md"),
+        "source": str(DEMO_CORPUS / "ja" / "shipping.md"), "source_name": None,
     }]
 
     removed = run(cli_env, "documents", "remove", "ja-shipping-returns", "no-such-doc", "support-hours", cwd=tmp_path)

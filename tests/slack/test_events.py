@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import ast
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from bot.answer.types import Question
 from bot.slack.deps import SlackOptions
 from bot.slack.events import (
-    Mention,
+    SlackQuestion,
     parse_follow_up,
     parse_mention,
     parse_reaction,
@@ -19,6 +19,7 @@ from bot.slack.events import (
 from bot.slack.reactions import FlagTarget, flag_target
 from bot.slack.text import clean_question
 from tests.standins import slack_events as ev
+from tests.test_import_rules import imported_modules
 
 BOT = "UBOT"
 T = "1700000000.000100"
@@ -40,8 +41,8 @@ def message(text: str = "And for monthly plans?", **extra: object) -> dict:
 def test_a_mention_at_the_top_level_becomes_a_question_answered_in_a_new_thread() -> None:
     question = parse_mention(mention(), BOT, retry=0)
 
-    assert question == Mention(event_id="Ev1", team_id="T1", channel="C1", user="U1", ts=T, thread_ts=None,
-                               text="Refunds?", mentioned=True)
+    assert question == SlackQuestion(event_id="Ev1", team_id="T1", user="U1", ts=T, thread_ts=None,
+                                     asked=Question("Refunds?", channel="C1", language="en"), mentioned=True)
     assert question.reply_thread == T and not question.in_thread
 
 
@@ -113,17 +114,9 @@ def test_which_reactions_flag_what(name: str, target: FlagTarget | None) -> None
     assert flag_target(name, SlackOptions()) == target
 
 
-def test_the_slack_edge_imports_no_weaviate_or_cohere_and_rendering_does_no_io() -> None:
-    """DESIGN.md: bot/slack never imports weaviate or cohere; Block Kit rendering is pure."""
+def test_parsing_and_rendering_do_no_io() -> None:
+    """Payload parsing and Block Kit rendering are pure (the edge's import rules: tests/test_import_rules.py)."""
     package = Path(__file__).resolve().parents[2] / "bot" / "slack"
-    pure = {"blocks.py", "text.py", "events.py", "messages.py"}
-    for path in package.glob("*.py"):
-        imported = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                imported |= {a.name.split(".")[0] for a in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                imported.add(node.module.split(".")[0])
-        assert not imported & {"weaviate", "cohere"}, path.name
-        if path.name in pure:
-            assert not imported & {"aiohttp", "slack_sdk", "slack_bolt", "sqlalchemy", "storage", "asyncio"}, path.name
+    for name in ("blocks.py", "text.py", "events.py", "messages.py"):
+        imported = {module.split(".")[0] for module in imported_modules(package / name)}
+        assert not imported & {"aiohttp", "slack_sdk", "slack_bolt", "sqlalchemy", "storage", "asyncio"}, name

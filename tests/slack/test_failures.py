@@ -20,6 +20,7 @@ from retrieval.weaviate_server import WeaviateHandle, connect
 from storage.exchanges import list_exchanges
 from tests.slack.conftest import open_database
 from tests.slack.harness import ANSWER, API_TOKEN, FOLLOW_UP, QUESTION, Bot, Database, started_bot
+from tests.slack.test_operations import samples, scrape
 from tests.standins import SlackStandIn
 
 CHANNEL = "C0SUPPORT"
@@ -57,7 +58,9 @@ async def test_with_weaviate_down_the_asker_gets_an_error_reply_in_the_thread_an
         mention = await bot.ask(CHANNEL, QUESTION)
         reply = await bot.reply(CHANNEL, mention["ts"])
         exchange = await bot.exchange_of(CHANNEL, reply["ts"])
+        errors = samples((await scrape(bot.running.url))[1])
 
+    assert errors[("verbatim_answer_errors_total", frozenset({("cause", "store")}))] == 1, "operators see the cause"
     assert reply["thread_ts"] == mention["ts"]
     assert WORDING["en"].error.split(" — ")[0] in reply["text"]
     assert "Weaviate" not in reply["text"] and "Error" not in reply["text"], "no library text reaches the asker"
@@ -94,9 +97,11 @@ async def test_when_slack_refuses_the_answer_the_asker_still_gets_an_error_reply
     mention = await bot.ask(CHANNEL, QUESTION)
     reply = await bot.reply(CHANNEL, mention["ts"])
     exchange = await bot.exchange_of(CHANNEL, reply["ts"])
+    errors = samples((await scrape(bot.running.url))[1])
 
     assert reply["text"].startswith("Sorry")
     assert exchange.outcome == "error" and exchange.error_class == "SlackApiError"
+    assert errors[("verbatim_answer_errors_total", frozenset({("cause", "delivery")}))] == 1
 
 
 @pytest.fixture

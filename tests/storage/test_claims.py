@@ -32,7 +32,7 @@ async def claim(db: Database, event_id: str, held: Lease, *, owner_gone=None,  #
         return await claim_event(session, event_id, exchange_id=exchange_id or str(uuid.uuid4()), created_at=held.now,
                                  source="slack", lease=held, owner_gone=owner_gone or gone(),
                                  channel_id="C-support", user_id="U-asker", question_ts="1700000000.000100",
-                                 thread_ts="1700000000.000100", question="Refunds?")
+                                 thread_ts="1700000000.000100", question="Refunds?", language="en")
 
 
 async def test_a_retry_while_the_holder_lives_is_dropped_and_the_first_claim_is_new(db: Database) -> None:
@@ -81,6 +81,7 @@ async def test_left_behind_lists_pending_slack_claims_nobody_answers_oldest_firs
         found = await left_behind(session, now=at(1), owner_gone=gone(A))
     assert [r.event_id for r in found] == ["Ev-old", "Ev-dead"]
     assert found[0].question == "Refunds?" and found[0].question_ts == "1700000000.000100"
+    assert found[0].language == "en", "the sweep answers in the language detected when the question arrived"
 
 
 async def test_two_instances_racing_to_take_over_one_claim_produce_one_winner(db: Database) -> None:

@@ -1,0 +1,77 @@
+"""Hand-offs as the Slack edge asks for them: an "Ask a person" click under one of the bot's answers, written to
+the exchange log.
+
+    take      the answer a Slack message is (by its channel and ts) and, where the channel names a hand-off
+              group, its one hand-off claimed for the clicker: only the click that makes the row posts, so a
+              second click, a second person or a click Slack delivers twice never posts again
+    posted    note the message that brought a person in
+    release   give the hand-off back when the post failed, so a later click can try again
+
+The rules live in ``storage.handoffs``; an exchange deleted between the lookup and the write is reported as None,
+an outage as ``bot.exchange_log.LogUnavailable``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.exchange_log import reached
+from storage.errors import UnknownExchange
+from storage.exchanges import find_by_reply
+from storage.handoffs import claim_handoff, handoff_posted, release_handoff
+
+
+@dataclass(frozen=True, slots=True)
+class AnsweredQuestion:
+    """What a hand-off post says of the exchange under the button."""
+
+    exchange_id: str
+    question: str
+    asker: str | None  # the Slack user who asked
+    thread_ts: str | None
+    answered: bool  # the bot answered with quotes (else: it found no support)
+    language: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffTaken:
+    answer: AnsweredQuestion
+    first: bool | None  # True: this click made the hand-off; False: handed off before; None: none asked for
+    by: str | None = None  # who handed it off, when it was before
+
+
+class Handoffs:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+        self._sessions = sessions
+
+    async def take(self, channel: str, reply_ts: str, *, user: str, at: datetime,
+                   claim: bool) -> HandoffTaken | None:
+        """The answer posted as this message and, with ``claim``, its hand-off claimed for ``user``; None when
+        the message is not one of the bot's answers (or it was deleted meanwhile)."""
+        with reached("hand-off"):
+            async with self._sessions() as session:  # no Slack call while the session is open
+                record = await find_by_reply(session, channel, reply_ts)
+                if record is None:
+                    return None
+                answer = AnsweredQuestion(record.id, record.question, record.user_id, record.thread_ts,
+                                          record.outcome == "answered", record.language)
+                if not claim:
+                    return HandoffTaken(answer, None)
+                try:
+                    handoff, first = await claim_handoff(session, record.id, user_id=user, at=at)
+                except UnknownExchange:
+                    return None
+        return HandoffTaken(answer, first, None if first else handoff.user_id)
+
+    async def posted(self, exchange_id: str, message_ts: str) -> None:
+        with reached("hand-off post"):
+            async with self._sessions() as session:
+                await handoff_posted(session, exchange_id, message_ts)
+
+    async def release(self, exchange_id: str) -> None:
+        with reached("hand-off release"):
+            async with self._sessions() as session:
+                await release_handoff(session, exchange_id)
