@@ -2,27 +2,30 @@
 #   make demo   install, build the Weaviate server once, index demo/corpus, answer a question
 #   make test   install, build the Weaviate server once, run the whole test suite
 #   make image-test   build the container image, run it, ask it one question (podman; README "Deploy with containers")
-#   make lock   re-resolve both locks from pyproject.toml (needs uv) and regenerate requirements.txt
-# Two hash-checked locks: requirements.lock (production: what an image or a buildpack installs) and
-# requirements-dev.lock (production plus pytest and setuptools: what `make` installs here).
+#   make train  rebuild the answer judge from ../shared, then set its threshold (bench.answers)
+#   make lock   re-resolve the three locks from pyproject.toml (needs uv) and regenerate requirements.txt
+# Three hash-checked locks: requirements.lock (production: what an image or a buildpack installs),
+# requirements-dev.lock (production plus pytest and setuptools) and requirements-train.lock (dev plus JAX and optax,
+# which train the answer judge: what `make` installs here, so the tests can run a tiny training).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 UV ?= uv
 COMPILE = $(UV) pip compile pyproject.toml --generate-hashes --universal --python-version 3.11
 
-.PHONY: install weaviate demo test bench lock image-test
+.PHONY: install weaviate demo test bench lock image-test train
 install: $(VENV)/.installed
 
-$(VENV)/.installed: requirements-dev.lock pyproject.toml
+$(VENV)/.installed: requirements-train.lock pyproject.toml
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements-dev.lock
+	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements-train.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
 lock:
 	$(COMPILE) -o requirements.lock
 	$(COMPILE) --extra dev -o requirements-dev.lock
+	$(COMPILE) --extra dev --extra train -o requirements-train.lock
 	$(MAKE) requirements.txt requirements-build.lock
 
 # What builds the wheel in the Containerfile: requirements-dev.lock's setuptools, with its hashes.
@@ -35,6 +38,11 @@ requirements-build.lock: requirements-dev.lock
 requirements.txt: requirements.lock
 	{ echo "# Generated from requirements.lock by \`make requirements.txt\`; do not edit. Production only, hash-checked:"; \
 	  echo "#    pip install -r requirements.txt"; sed '1,2d' requirements.lock; } > $@
+
+# The answer judge, rebuilt from ../shared (README "The answer judge"); bench.answers then sets its threshold.
+train: weaviate
+	$(BIN)/python -m train.judge
+	$(BIN)/python -m bench.answers
 
 weaviate: install
 	$(BIN)/verbatim weaviate install

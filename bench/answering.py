@@ -10,7 +10,7 @@ from bench import data
 from bench.common import CachedEmbedder
 from bot.answer.query import Turn
 from bot.answer.service import AnswerDeps, AnswerResult, Question, answer
-from bot.answer.types import Answered
+from bot.answer.types import Answered, Claim
 from retrieval.chunking import ChunkingConfig
 from retrieval.embedders import Embedder
 from retrieval.ingest import ingest
@@ -32,6 +32,19 @@ def _fold(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
+def quote_has_answer(query: data.Query, gold_removed: bool, claims: Sequence[Claim]) -> bool:
+    if gold_removed or not query.answerable or not query.answers:
+        return False
+    quotes = [q for c in claims for q in c.quotes if q.source.chunk.document_id in query.gold]
+    return any(_fold(a) in _fold(q.text) for a in query.answers for q in quotes)
+
+
+def quote_from_gold(query: data.Query, gold_removed: bool, claims: Sequence[Claim]) -> bool:
+    if gold_removed or not query.answerable:
+        return False
+    return any(q.source.chunk.document_id in query.gold for c in claims for q in c.quotes)
+
+
 @dataclass(frozen=True, slots=True)
 class Judged:
     query: data.Query
@@ -41,10 +54,7 @@ class Judged:
     @property
     def quote_has_answer(self) -> bool:
         """Some shown quote contains a gold answer (what the asker needs), from the gold paragraph."""
-        if self.gold_removed or not self.query.answerable or not self.query.answers:
-            return False
-        quotes = [q for c in self._claims() for q in c.quotes if q.source.chunk.document_id in self.query.gold]
-        return any(_fold(a) in _fold(q.text) for a in self.query.answers for q in quotes)
+        return quote_has_answer(self.query, self.gold_removed, self._claims())
 
     @property
     def answered(self) -> bool:
@@ -53,9 +63,7 @@ class Judged:
     @property
     def quote_from_gold(self) -> bool:
         """Some quote (shown, or withheld for weak evidence) comes from a gold passage."""
-        if self.gold_removed or not self.query.answerable:
-            return False
-        return any(q.source.chunk.document_id in self.query.gold for c in self._claims() for q in c.quotes)
+        return quote_from_gold(self.query, self.gold_removed, self._claims())
 
     @property
     def answered_elsewhere(self) -> bool:

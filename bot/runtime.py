@@ -43,6 +43,7 @@ from retrieval.embedders import Embedder
 from retrieval.embedders.cohere_embed import CohereEmbedder
 from retrieval.embedders.local import E5Embedder, UseEmbedder
 from retrieval.errors import RetrievalError, first_line
+from retrieval.judging import LocalJudge
 from retrieval.rerank import CohereReranker, LocalReranker
 from retrieval.store import ChunkStore, Replication
 from retrieval.weaviate_server import WeaviateHandle, connect
@@ -141,8 +142,11 @@ def build_answer_deps(settings: Settings, retrieval: Retrieval,
     local = LocalReranker(sentence_weight=settings.sentence_weights())
     suppressions = (SuppressionSource(sessions, max_age_s=settings.suppressions_refresh_s)
                     if sessions is not None else None)
+    # The judge runs on e5's weights, on the embedder's worker; with another embedder the features model decides.
+    judge = (LocalJudge(retrieval.embedder) if settings.verbatim_judge and isinstance(retrieval.embedder, E5Embedder)
+             else None)
     deps = AnswerDeps(store=retrieval.store, embedder=retrieval.embedder, config=config, local_reranker=local,
-                      abstain_models=load_models(), suppressions=suppressions)
+                      abstain_models=load_models(), suppressions=suppressions, judge=judge)
     client = retrieval.cohere
     if client is not None:
         timeout = settings.cohere_timeout_s

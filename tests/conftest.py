@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from retrieval.embedders.local import E5Embedder
+from retrieval.encoder.runtime import E5Encoder
 from retrieval.store import ChunkStore
 from retrieval.weaviate_config import WeaviateConfig
 from retrieval.weaviate_install import embedded_binary_path
@@ -62,6 +63,14 @@ async def embedder() -> AsyncIterator[E5Embedder]:
         yield model
     finally:
         await model.aclose()
+
+
+@pytest.fixture(scope="session")
+def encoder() -> Iterator[E5Encoder]:
+    """The shipped e5 graph itself (no embedder around it), for the encoder's and the judge's tests."""
+    shipped = E5Encoder(threads=2)
+    yield shipped
+    shipped.close()
 
 
 @pytest.fixture

@@ -53,6 +53,16 @@ def test_the_production_and_development_locks_are_hash_checked_and_agree() -> No
     assert {name: development.get(name) for name in production} == production
 
 
+def test_jax_is_in_the_training_lock_only_and_that_lock_agrees_with_the_development_one() -> None:
+    """Training the judge needs JAX; answering never does: it stays out of what an image installs."""
+    production, development = pins(ROOT / "requirements.lock"), pins(ROOT / "requirements-dev.lock")
+    training = pins(ROOT / "requirements-train.lock")
+    jax = {"jax", "jaxlib", "optax"}
+
+    assert jax <= set(training) and not jax & (set(production) | set(development))
+    assert {name: training.get(name) for name in development} == development
+
+
 def test_the_build_lock_is_the_development_locks_setuptools_with_its_hashes() -> None:
     """The Containerfile builds the wheel with it: the base image's own setuptools is too old for pyproject.toml."""
     build, development = ROOT / "requirements-build.lock", (ROOT / "requirements-dev.lock").read_text(encoding="utf-8")

@@ -80,6 +80,10 @@ def _route_json(route: Route, result: AnswerResult) -> dict[str, object]:
         data["evidence"] = {k: round(v, 4) for k, v in zip(FEATURES, result.evidence.vector())}
     if result.evidence_probability is not None:
         data["evidence_probability"] = round(result.evidence_probability, 4)
+    if result.judged:
+        # The judge's candidates with their probabilities: the desk shows them beside the quotes and the nearest
+        # fragments of a "no support" reply.
+        data["judged"] = [j.to_json() for j in result.judged]
     if isinstance(result.outcome, NoSupport):
         data["no_support_reason"] = result.outcome.reason.value
     return data

@@ -103,14 +103,20 @@ def compose_extractive(question: str, language: str, sources: Sequence[Source], 
     scored = score_sentences(question, language, sources, sentences, config)
     if not scored:
         return Draft(claims=())
+    best_score = scored[0].score
+    return compose_chosen([s for s in scored if s.score >= best_score - config.margin], scored, config)
+
+
+def compose_chosen(chosen_order: Sequence[ScoredSentence], scored: Sequence[ScoredSentence],
+                   config: ExtractiveConfig = ExtractiveConfig()) -> Draft:
+    """Claims quoting ``chosen_order``'s sentences in that order (up to ``max_claims``), each widened over the
+    neighbours of its chunk (``scored``: all scored sentences) that belong with it."""
     by_chunk: dict[str, list[ScoredSentence]] = {}
     for s in scored:
         by_chunk.setdefault(s.source.chunk.chunk_id, []).append(s)
-
     chosen: list[tuple[Source, int, int]] = []
-    best_score = scored[0].score
-    for candidate in scored:
-        if len(chosen) >= config.max_claims or candidate.score < best_score - config.margin:
+    for candidate in chosen_order:
+        if len(chosen) >= config.max_claims:
             break
         if any(src is candidate.source and start <= candidate.start < end for src, start, end in chosen):
             continue  # already inside a quote

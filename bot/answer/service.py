@@ -19,9 +19,12 @@ from bot.answer.evidence import AbstainModels, Evidence, evidence
 from bot.answer.extractive import (
     ExtractiveConfig,
     ScoredSentence,
+    compose_chosen,
     compose_extractive,
     score_sentences,
 )
+from bot.answer import judge as judging
+from bot.answer.judge import Judged
 from bot.answer.query import CohereQueryRewriter, standalone_query
 from bot.answer.quotes import verify
 from bot.answer.suppress import Screened, Thresholds, screen
@@ -39,6 +42,7 @@ from bot.answer.types import (
 from retrieval.chunks import ScoredChunk, SentenceHit
 from retrieval.embedders import Embedder
 from retrieval.errors import RetrievalError
+from retrieval.judging import LocalJudge
 from retrieval.language import detect_language
 from retrieval.rerank import LocalReranker, Reranker, RerankError
 from retrieval.search_config import SearchConfig
@@ -56,7 +60,8 @@ class AnswerConfig:
     top_n: int = 5  # sources offered to the composer
     nearest: int = 3  # fragments shown with a no-support answer
     sentence_limit: int = 400
-    abstain_threshold: float | None = None  # None: the shipped model's own threshold
+    abstain_threshold: float | None = None  # None: the deciding model's own (the judge's, when there is one)
+    judge_margin: float = 0.15  # a second candidate this close to the best one's probability is quoted too
     cohere_min_relevance: float = 0.02  # below this Cohere Rerank score the evidence is too weak
     extractive: ExtractiveConfig = field(default_factory=ExtractiveConfig)
     suppression: Thresholds = field(default_factory=Thresholds)
@@ -73,6 +78,7 @@ class AnswerDeps:
     composer: CohereComposer | None = None  # Cohere Chat, when configured
     rewriter: CohereQueryRewriter | None = None
     suppressions: SuppressionSource | None = None  # citations leads confirmed bad (None: none applied)
+    judge: LocalJudge | None = None  # decides and picks the quote on the extractive path (None: the features model)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +90,12 @@ class Route:
     fallbacks: tuple[Fallback, ...] = ()  # why a remote part was not used, e.g. "compose: http_500"
     suppressed: tuple[str, ...] = ()  # chunk ids not quoted: a lead confirmed them bad for this question
     demoted: tuple[str, ...] = ()  # chunk ids ranked last: confirmed bad for a similar question
+    judge: str | None = None  # the judge's version, when it decided
 
     def to_json(self) -> dict[str, object]:
         return {"embedder": self.embedder, "reranker": self.reranker, "composer": self.composer,
                 "prompt_version": self.prompt_version, "fallbacks": [str(f) for f in self.fallbacks],
-                "suppressed": list(self.suppressed), "demoted": list(self.demoted)}
+                "suppressed": list(self.suppressed), "demoted": list(self.demoted), "judge": self.judge}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +108,10 @@ class AnswerResult:
     sources: tuple[Source, ...]  # what the composer saw
     best_sentences: tuple[ScoredSentence, ...]  # of the sources, best first (for nearest fragments)
     evidence: Evidence | None
-    evidence_probability: float | None
+    evidence_probability: float | None  # the deciding model's probability that the answer is supported
     route: Route
     timings_ms: dict[str, float]
+    judged: tuple[Judged, ...] = ()  # the judge's candidates and their probabilities, most probable first
 
 
 async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
@@ -154,6 +162,14 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
             composer_name, prompt_version = deps.composer.name, deps.composer.prompt_version
         except CompositionFailed as error:
             fallbacks.append(Fallback(FallbackPart.COMPOSE, error.kind))
+    judged: list[Judged] = []
+    if draft is None and deps.judge is not None and scored:
+        chosen = judging.candidates(scored, deps.judge.card.candidates)
+        probabilities = await deps.judge.probabilities(judging.pairs(query, chosen, scored))
+        judged = sorted((Judged(s, float(p)) for s, p in zip(chosen, probabilities)),
+                        key=lambda j: j.probability, reverse=True)
+        # The best candidate is composed whatever its probability: below the threshold it is withheld, not shown.
+        draft = compose_chosen(judging.quote_order(judged, config.judge_margin), scored, config.extractive)
     if draft is None:
         draft = compose_extractive(query, query_language, sources, sentences, config.extractive)
     composed = time.perf_counter()
@@ -167,8 +183,14 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
     else:
         nearest = sources[: config.nearest]
         remote_rerank = reranker_name != deps.local_reranker.name
-        weak, probability = _evidence_is_weak(deps, composer_name, remote_rerank, query_language,
-                                              bool(question.history), top, features)
+        if judged:
+            assert deps.judge is not None
+            threshold = config.abstain_threshold if config.abstain_threshold is not None else deps.judge.card.threshold
+            probability = judged[0].probability
+            weak = judging.decide(judged, threshold) is None
+        else:
+            weak, probability = _evidence_is_weak(deps, composer_name, remote_rerank, query_language,
+                                                  bool(question.history), top, features)
         if not verification.claims:
             outcome = NoSupport(NoSupportReason.NO_VERIFIED_CLAIM, nearest, verification.rejected)
         elif weak:
@@ -178,14 +200,14 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
     verified = time.perf_counter()
 
     route = Route(deps.embedder.name, reranker_name, composer_name, prompt_version, tuple(fallbacks),
-                  screened.suppressed, screened.demoted)
+                  screened.suppressed, screened.demoted, deps.judge.version if judged and deps.judge else None)
     timings = {
         "search": (searched - started) * 1000, "rerank": (reranked - searched) * 1000,
         "compose": (composed - reranked) * 1000, "verify": (verified - composed) * 1000,
         "total": (verified - started) * 1000,
     }
     return AnswerResult(question, query, language, outcome, tuple(hits_with_rerank(hits, top)), sources,
-                        tuple(scored), features, probability, route, timings)
+                        tuple(scored), features, probability, route, timings, tuple(judged))
 
 
 async def _screen(deps: AnswerDeps, query: str, vector: Sequence[float], hits: Sequence[ScoredChunk]) -> Screened:

@@ -26,6 +26,7 @@ from bot.review.formatting import (
     score,
 )
 from bot.review.html_safe import Markup, esc, fmt, join
+from bot.review.judged import judge_heading, judged_lines
 from bot.review.model import CitationView, ExchangeReview, VersionState
 from bot.review.suppressed import suppressed_line
 from bot.review.text import route_text, timings_text
@@ -327,17 +328,26 @@ def exchange_page(review: ExchangeReview, *, csrf: str, reviewer: str, notice: s
             search=score(chunk.search_score), rerank=score(chunk.rerank_score))
         for chunk in ex.retrieved
     )
+    judged_rows = join(
+        fmt('<tr><td class="num">{p}</td><td>{label}</td><td>{text}</td><td>{quoted}</td></tr>',
+            p=f"{line.probability:.3f}", label=line.label, text=one_line(line.text, 300),
+            quoted="quoted" if line.quoted else "")
+        for line in judged_lines(ex.route, ex.citations))
+    judged = (fmt('<h2>{heading}</h2><p class="note">The probability that each sentence it read answers the '
+                  'question.</p><table><thead><tr><th class="num">Probability</th><th>Source</th><th>Sentence</th>'
+                  '<th></th></tr></thead><tbody>{rows}</tbody></table>', heading=judge_heading(ex.route),
+                  rows=judged_rows) if judged_rows else Markup(""))
     body = fmt(
         '<p class="meta"><a href="/">← queue</a></p><h1 class="question">{question}</h1>'
         '<p class="meta">{outcome} {meta}</p><p class="meta">exchange {id}</p>{banners}{error}{query}{answer}'
-        '<h2>Claims ({kept_count} kept)</h2>{kept}{rejected}'
+        '<h2>Claims ({kept_count} kept)</h2>{kept}{rejected}{judged}'
         '<h2 id="flags">Flags ({lead} by leads, {open} open)</h2>{flags}'
         '<h2>Retrieved chunks</h2><table><thead><tr><th class="num">Rank</th><th>Document</th><th>Version</th>'
         '<th>Chunk</th><th class="num">Search</th><th class="num">Rerank</th></tr></thead><tbody>{retrieved}</tbody>'
         '</table><h2>Timings and route</h2><p>{timings}</p><p class="meta">{route}</p>',
         question=ex.question or "(empty question)", outcome=outcome_badge(ex.outcome), meta=meta, id=ex.id,
         banners=join(banners), error=error_line, query=query, answer=answer, kept_count=len(review.kept), kept=kept,
-        rejected=rejected, lead=len(review.lead_flags), open=len(review.open_flags), flags=flags, retrieved=retrieved,
+        rejected=rejected, judged=judged, lead=len(review.lead_flags), open=len(review.open_flags), flags=flags, retrieved=retrieved,
         timings=timings_text(ex.timings_ms), route=route_text(ex.route, ex.prompt_version, ex.language),
     )
     return page(one_line(ex.question, 60) or "Exchange", body, active="queue", logout_csrf=logout_csrf)

@@ -27,6 +27,7 @@ from bot.review.formatting import (
     resolution_label,
     score,
 )
+from bot.review.judged import judge_heading, judged_lines
 from bot.review.model import CitationView, ExchangeReview, VersionState
 from bot.review.suppressed import suppressed_line
 from storage.journal import DeadLetter
@@ -206,6 +207,13 @@ def review_lines(review: ExchangeReview, *, plain: bool) -> Group:
         for view in review.rejected:
             parts.extend(_citation_lines(view, plain=plain))
 
+    judged = judged_lines(ex.route, ex.citations)
+    if judged:
+        parts.append(Text(f"\n{judge_heading(ex.route)}: probability that the sentence answers the question",
+                          style="bold"))
+        for line in judged:
+            parts.append(Text.assemble(f"  {line.probability:.3f}  {line.label:<3} ", (one_line(line.text, 160), ""),
+                                       ("  (quoted)" if line.quoted else "", "green")))
     if ex.retrieved:
         parts.append(Text("\nRetrieved chunks", style="bold"))
         parts.append(retrieved_table(review))
@@ -264,7 +272,7 @@ def timings_text(timings: Mapping[str, float]) -> str:
 
 def route_text(route: Mapping[str, Any], prompt_version: str | None, language: str | None) -> str:
     """The components that produced the answer, and the prompt version."""
-    items = [f"{key} {value}" for key, value in sorted(route.items())]
+    items = [f"{key} {value}" for key, value in sorted(route.items()) if key != "judged"]  # shown on its own
     if prompt_version:
         items.append(f"prompt {prompt_version}")
     if language:

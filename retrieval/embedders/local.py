@@ -14,12 +14,15 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
 from retrieval.embedders.batching import Batcher
 from retrieval.encoder.weights import Weights
+
+if TYPE_CHECKING:
+    from retrieval.encoder.runtime import E5Encoder
 
 Model = TypeVar("Model")
 
@@ -102,6 +105,10 @@ class E5Embedder:
         batch = list(texts)
         return await self._model.run(lambda model, given_up: model.embed(batch, "query", self._query_threads,
                                                                         stop=given_up))
+
+    async def on_encoder(self, call: Callable[[E5Encoder], np.ndarray]) -> np.ndarray:
+        """``call(encoder)`` on the embedder's worker thread: the judge runs there, on the same model file."""
+        return await self._model.run(lambda model, _: call(model))
 
     async def aclose(self) -> None:
         await self._queries.aclose()

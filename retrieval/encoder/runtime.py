@@ -97,7 +97,7 @@ class E5Encoder:
     def states(self, ids: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
         """Final token states ``[n, length, dim]`` and the mask ``[n, length]`` of sequences given as ids
         (specials included, each at most 512): the judge reads these."""
-        embeddings, mask = self._inputs(ids)
+        embeddings, mask = self.inputs(ids)
         (states,) = self.session.run(["states"], {"embeddings": embeddings, "mask": mask})
         return states, mask
 
@@ -122,7 +122,7 @@ class E5Encoder:
         def run(group: list[int]) -> None:
             if stop is not None and stop.is_set():
                 raise GaveUp(f"stopped with {len(windows)} windows to embed, at a group of {len(group)}")
-            embeddings, mask = self._inputs([windows[i].ids for i in group])
+            embeddings, mask = self.inputs([windows[i].ids for i in group])
             (pooled[group],) = self.session.run(["pooled"], {"embeddings": embeddings, "mask": mask})
 
         if threads == 1 or len(groups) == 1:
@@ -132,7 +132,7 @@ class E5Encoder:
             list(self._pool.map(run, reversed(groups)))
         return pooled
 
-    def _inputs(self, ids: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    def inputs(self, ids: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
         length = max(map(len, ids))
         mask = np.zeros((len(ids), length), np.float32)
         flat = np.zeros((len(ids), length), np.int64)

