@@ -7,7 +7,7 @@ once. Pure: text in, typed values out.
 One table per source::
 
     [sources.docs]
-    type = "git"                      # folder | git | zendesk
+    type = "git"                      # folder | git | zendesk | confluence | gdrive | notion
     url = "file:///srv/docs.git"      # the connector's own settings (see each connector)
     token_env = "DOCS_TOKEN"          # the environment variable holding its secret (never the secret itself)
     interval_minutes = 30             # how often `verbatim serve` syncs it (default 60)
@@ -35,7 +35,7 @@ from typing import Any
 
 from retrieval.errors import RetrievalError
 
-SOURCE_TYPES = ("folder", "git", "zendesk")
+SOURCE_TYPES = ("folder", "git", "zendesk", "confluence", "gdrive", "notion")
 PUBLIC = "public"
 EVERYONE = "everyone"
 # Stored as the only channel of a document nobody may see: no Slack channel id has parentheses.

@@ -96,4 +96,16 @@ def build_connector(spec: SourceSpec, *, cache_root: Path, environ: Mapping[str,
         from retrieval.connectors.zendesk import ZendeskConnector
 
         return ZendeskConnector.from_spec(spec, env)
+    if spec.type == "confluence":
+        from retrieval.connectors.confluence import ConfluenceConnector
+
+        return ConfluenceConnector.from_spec(spec, env)
+    if spec.type == "gdrive":
+        from retrieval.connectors.gdrive import DriveConnector
+
+        return DriveConnector.from_spec(spec, env)
+    if spec.type == "notion":
+        from retrieval.connectors.notion import NotionConnector
+
+        return NotionConnector.from_spec(spec, env)
     raise spec.problem(f"type '{spec.type}' has no connector")

@@ -107,7 +107,7 @@ def test_sources_usage_errors_are_one_line(cli_env: dict[str, str], tmp_path: Pa
     bad = run(cli_env, "sources", "list", cwd=tmp_path)
     assert bad.returncode == 1
     assert bad.stderr == (f"error: {Path(cli_env['VERBATIM_HOME']) / 'sources.toml'}:4: source 'help': type 'zendsk' "
-                          "is not one of folder, git, zendesk: set `type`\n")
+                          "is not one of folder, git, zendesk, confluence, gdrive, notion: set `type`\n")
     write_sources(cli_env, '[sources.docs]\ntype = "git"\nurl = "/srv/docs.git"\n')
     unknown = run(cli_env, "sync", "--source", "wiki", cwd=tmp_path)
     assert unknown.returncode == 1 and "no source is named 'wiki' (declared: docs)" in unknown.stderr

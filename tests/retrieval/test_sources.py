@@ -38,7 +38,7 @@ def test_a_sources_file_is_read_into_typed_sources_in_file_order() -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ('[sources.docs]\ntype = "gitt"\n',
-     "sources.toml:1: source 'docs': type 'gitt' is not one of folder, git, zendesk: set `type`"),
+     "sources.toml:1: source 'docs': type 'gitt' is not one of folder, git, zendesk, confluence, gdrive, notion: set `type`"),
     ('[sources.docs\ntype = "git"\n', "sources.toml: not valid TOML"),
     ('x = 1\n', "sources.toml:1: unknown table or key 'x': the file holds only [sources.NAME] tables"),
     ('\n\n[sources."two words"]\ntype = "git"\n',
