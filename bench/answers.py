@@ -12,9 +12,11 @@
 2. Fit: the decision models (``bot/answer/evidence.py``: default, Japanese, Russian, thread follow-ups) on
    the FIT split only; their thresholds from the FIT split too.
 3. Report: the four figures and the curve on the REPORT split, which the models never saw.
-4. The judge: every question's candidates scored by the shipped judge (cached per judge version), its candidate
-   count and threshold chosen on the FIT split, and reported on the REPORT split beside the features model.
-Writes ``bot/answer/abstain_model.json`` and the judge's threshold and count into
+4. The judge: every question's candidates scored by the shipped judge (cached per judge version); on the FIT
+   split, its own threshold and, for each candidate count, the decision models refitted with its logit as one
+   more feature; the count that ships chosen there too; all reported on the REPORT split beside the features
+   model.
+Writes ``bot/answer/abstain_model.json`` (both kinds of model) and the judge's threshold and count into
 ``retrieval/encoder/judge/judge.json`` (unless --keep-model), and docs/benchmarks.md (section "answers").
 The first run indexes every set (about an hour on 2 cores); later runs take a minute or two.
 """
@@ -49,6 +51,7 @@ from bot.answer.evidence import (
     AbstainModel,
     AbstainModels,
     evidence,
+    judge_logit,
     load_models,
 )
 from bot.answer.query import Turn, standalone_query
@@ -525,26 +528,57 @@ def choose_judge_point(judged: dict[int, list[tuple[Row, float]]]) -> tuple[int,
     return n, results[n][1], table_rows
 
 
+def with_judge_feature(rows_n: Sequence[tuple[Row, float]]) -> list[Row]:
+    """Rows whose features end with the judge's logit for its best candidate (``JUDGE_FEATURE``)."""
+    return [replace(r, features=[*r.features, judge_logit(p)]) for r, p in rows_n]
+
+
+def _margins(models: AbstainModels, group: Sequence[Row]) -> list[float]:
+    return [model_for(models, r).probability_of(r.features) - model_for(models, r).threshold for r in group]
+
+
+def fit_judged_models(judged: dict[int, list[tuple[Row, float]]], version: str,
+                      ) -> tuple[int, AbstainModels, list[list[object]]]:
+    """The decision models refitted with the judge's logit for each candidate count (FIT split, as
+    ``fit_models``), and the count that ships: the fewest whose mean balanced accuracy over the FIT groups, at
+    the models' own thresholds, is within 0.005 of the best count's."""
+    table_rows, results = [], {}
+    for n, rows_n in judged.items():
+        combined = with_judge_feature(rows_n)
+        fit = fit_rows(combined)
+        models = AbstainModels(tuple(replace(m, judge=version) for m in fit_models(fit).models))
+        groups = {g: rs for g, rs in by_group(fit, "fit").items() if len(rs) >= MIN_GROUP}
+        points = [point(rs, _margins(models, rs), 0.0) for rs in groups.values()]
+        results[n] = (float(np.mean([balanced(x) for x in points])), models)
+        table_rows.append([n, results[n][0], float(np.nanmean([x.precision for x in points]))])
+    best = max(v[0] for v in results.values())
+    n = min(k for k, v in results.items() if v[0] >= best - 0.005)
+    return n, results[n][1], table_rows
+
+
 def judge_report(models: AbstainModels, all_rows: Sequence[Row], judged: dict[int, list[tuple[Row, float]]], n: int,
-                 threshold: float, choice: list[list[object]], version: str) -> str:
+                 threshold: float, choice: list[list[object]], version: str, combined: AbstainModels,
+                 combined_choice: list[list[object]]) -> str:
     headers = ["set (never fitted)", "should answer / not", "before: answered right / abstained / precision",
-               "judge: answered right", "judge: abstained", "judge: precision", "quote holds the answer span",
+               "judge alone: answered right / abstained / precision", "judge + features: answered right",
+               "judge + features: abstained", "judge + features: precision", "quote holds the answer span",
                "nearest fragments hold the right passage (when abstaining)"]
     shipped, curves = [], []
     rows_n = [(r, p) for r, p in judged[n] if r.split == "report"]
     before = by_group(all_rows, "report")
+    fmt = lambda x: "-" if x != x else f"{x:.3f}"  # noqa: E731
     for group in by_group([r for r, _ in rows_n], "report"):
         items = [(r, p) for r, p in rows_n if r.group == group]
         group_rows, probs = [r for r, _ in items], [p for _, p in items]
         # Before: the features model, on the same questions with its own quote (the extractive composer's).
-        plain = before[group]
-        logistic = [model_for(models, r).probability_of(r.features) - model_for(models, r).threshold for r in plain]
-        old = point(plain, logistic, 0.0)
-        at = point(group_rows, probs, threshold)
+        old = point(before[group], _margins(models, before[group]), 0.0)
+        alone = point(group_rows, probs, threshold)
+        both_rows = with_judge_feature(items)
+        at = point(both_rows, _margins(combined, both_rows), 0.0)
         should = sum(1 for r in group_rows if r.should_answer)
-        fmt = lambda x: "-" if x != x else f"{x:.3f}"  # noqa: E731
         shipped.append([label(group), f"{should} / {len(group_rows) - should}",
                         f"{fmt(old.answered_right)} / {fmt(old.abstained)} / {fmt(old.precision)}",
+                        f"{fmt(alone.answered_right)} / {fmt(alone.abstained)} / {fmt(alone.precision)}",
                         *(("-" if x != x else x) for x in (at.answered_right, at.abstained, at.precision, at.span_right,
                                                          at.nearest_has_gold))])
         for t in JUDGE_CURVE:
@@ -552,15 +586,26 @@ def judge_report(models: AbstainModels, all_rows: Sequence[Row], judged: dict[in
             curves.append([label(group), t, *(("-" if x != x else x) for x in (c.answered_right, c.abstained,
                                                                                 c.precision, c.span_right))])
     return "\n".join([
-        f"### The judge (`{version}`): {n} candidates per question, threshold {threshold:.3f}",
+        f"### The judge (`{version}`): {n} candidates per question",
         "",
         "The cross-encoder judge (`retrieval/encoder/judge.py`, trained by `python -m train.judge`) reads each "
-        "question with its best candidate sentences and decides: it answers with the most probable one (and any "
-        f"within {AnswerConfig().judge_margin} of it) when that one's probability reaches the threshold. The count "
-        "and the threshold were chosen on the FIT split only (the fewest candidates within 0.005 of the best mean "
-        f"balanced accuracy, at the threshold keeping the FIT groups' mean precision >= {JUDGE_PRECISION_TARGET}):",
+        "question with its best candidate sentences and picks the quote: the most probable one (and any within "
+        f"{AnswerConfig().judge_margin} of it). It decides in one of two ways, both fitted on the FIT split only. "
+        f"*Judge alone*: answer when the best probability reaches a threshold ({threshold:.3f} at {n} candidates; "
+        f"each count's threshold keeps the FIT groups' mean precision >= {JUDGE_PRECISION_TARGET}):",
         "",
         table(["candidates", "threshold", "FIT: mean balanced accuracy", "FIT: mean precision"], choice),
+        "",
+        "*Judge + features* (what ships with `VERBATIM_JUDGE=true`): the decision models refitted with the judge's "
+        "logit for its best candidate as one more feature (`judge_logit`; default, Japanese, Russian and thread "
+        f"models, each threshold chosen as the features models' are, precision target {PRECISION_TARGET}); the "
+        "count that ships is the fewest within 0.005 of the best mean balanced accuracy over the FIT groups:",
+        "",
+        table(["candidates", "FIT: mean balanced accuracy", "FIT: mean precision"], combined_choice),
+        "",
+        "Decision models with the judge: " + "; ".join(
+            f"{model_name(m)}: threshold {m.threshold}, weight of `judge_logit` {m.weights[-1]:.2f} (standardised)"
+            for m in combined.models) + ".",
         "",
         "Every set below was never fitted — neither the judge's training (`train/judge/data.py`: SQuAD 1.1 train, "
         "JaQuAD train, NoMIRACL's nine other languages, and the FIT halves) nor its threshold. *Before*: the "
@@ -648,19 +693,28 @@ async def main() -> None:
         judged = _judge_rows(all_rows, Judge(encoder, card, tuned))
     finally:
         encoder.close()
-    n, threshold, choice = choose_judge_point(judged)
-    if not args.keep_model:
+    alone_n, alone_threshold, choice = choose_judge_point(judged)
+    if args.keep_model:
+        n, threshold = card.candidates, card.threshold
+        combined = AbstainModels(tuple(m for m in load_models().models if m.judge == card.version))
+        combined_choice: list[list[object]] = []
+    else:
+        # What ships is the judge + features decision at its count; the judge's own threshold at that count is
+        # kept for a judge without fitted models (a retrained judge before bench.answers has run).
+        n, combined, combined_choice = fit_judged_models(judged, card.version)
+        threshold = next(float(t) for k, t, *_ in choice if k == n) if n != alone_n else alone_threshold
         card = JudgeCard(card.version, card.lower_layers, round(threshold, 4), n, card.trained)
         (JUDGE_DIR / "judge.json").write_text(json.dumps(card.to_json(), indent=1, ensure_ascii=False) + "\n",
                                               encoding="utf-8")
-    else:
-        n, threshold = card.candidates, card.threshold
+        MODEL_PATH.write_text(json.dumps({"models": [m.to_json() for m in (*models.models, *combined.models)]},
+                                         indent=1) + "\n", encoding="utf-8")
     handle = await connect(bench_weaviate_config(slot=2))
     try:
         with_judge, without = await judged_latency(handle, n)
     finally:
         await handle.close()
-    text += "\n\n" + judge_report(models, all_rows, judged, n, threshold, choice, card.version)
+    text += "\n\n" + judge_report(models, all_rows, judged, n, threshold, choice, card.version, combined,
+                                  combined_choice)
     text += (f"\n\nLatency, warm, one question at a time as `serve` runs it (e5 and the judge on one core; "
              f"{len(with_judge)} XQuAD-en questions; {machine_line()}): with the judge reading {n} candidates "
              f"p50 {percentile(with_judge, 50):.0f} ms, p95 {percentile(with_judge, 95):.0f} ms; without it "

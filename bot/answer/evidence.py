@@ -29,6 +29,8 @@ FEATURES = ("top_similarity", "margin", "second_similarity", "coverage_best", "c
             "question_terms", "missing_terms", "missing_long", "entities_missing", "negation_mismatch", "best_in_first",
             "focus_best", "focus_window", "focus_chunk", "focus_missing", "rerank_gap", "search_top",
             "similarity_z", "chunk_share", "lexical_agrees")
+# A model fitted with the judge on reads one more feature: the judge's logit for its most probable candidate.
+JUDGE_FEATURE = "judge_logit"
 MODEL_PATH = Path(__file__).with_name("abstain_model.json")
 
 _NUMBER = re.compile(r"\d|[０-９]|\b(one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million)\b"
@@ -183,7 +185,8 @@ class AbstainModel:
 
     ``languages`` are the query languages it serves (empty: any language without a model of its own);
     ``threads``: it serves thread follow-ups (questions asked with earlier turns), whose query is built from
-    the thread and whose evidence reads differently from a standalone question's.
+    the thread and whose evidence reads differently from a standalone question's; ``judge``: the judge version
+    whose logit it reads after ``FEATURES`` (``JUDGE_FEATURE``), None for a model of the features alone.
     """
 
     embedder: str
@@ -195,30 +198,40 @@ class AbstainModel:
     trained_on: str = ""
     languages: tuple[str, ...] = ()
     threads: bool = False
+    judge: str | None = None
 
-    def probability(self, features: Evidence) -> float:
-        return self.probability_of(features.vector())
+    def probability(self, features: Evidence, judge_probability: float | None = None) -> float:
+        """``judge_probability``: the judge's for its best candidate; a model fitted with the judge needs it."""
+        if self.judge is None:
+            return self.probability_of(features.vector())
+        if judge_probability is None:
+            raise ValueError(f"the abstain model fitted with {self.judge} needs the judge's probability")
+        return self.probability_of([*features.vector(), judge_logit(judge_probability)])
 
     def probability_of(self, vector: Sequence[float]) -> float:
         z = self.bias + sum(w * (x - m) / s for w, x, m, s in zip(self.weights, vector, self.mean, self.scale))
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     def to_json(self) -> dict[str, object]:
-        return {"features": list(FEATURES), "embedder": self.embedder, "languages": list(self.languages),
-                "threads": self.threads,
+        return {"features": list(self.feature_names()), "embedder": self.embedder, "languages": list(self.languages),
+                "threads": self.threads, "judge": self.judge,
                 "mean": list(self.mean), "scale": list(self.scale), "weights": list(self.weights), "bias": self.bias,
                 "threshold": self.threshold, "trained_on": self.trained_on}
 
+    def feature_names(self) -> tuple[str, ...]:
+        return FEATURES if self.judge is None else (*FEATURES, JUDGE_FEATURE)
+
     @classmethod
     def from_json(cls, data: dict[str, object]) -> AbstainModel:
-        if data.get("features") != list(FEATURES):
+        judge = data.get("judge")
+        if data.get("features") != list(FEATURES if judge is None else (*FEATURES, JUDGE_FEATURE)):
             raise ValueError("the abstain model was trained on other features: retrain it with bench/answers.py")
         return cls(embedder=str(data["embedder"]), mean=tuple(map(float, data["mean"])),  # type: ignore[arg-type]
                    scale=tuple(map(float, data["scale"])), weights=tuple(map(float, data["weights"])),  # type: ignore[arg-type]
                    bias=float(data["bias"]), threshold=float(data["threshold"]),  # type: ignore[arg-type]
                    trained_on=str(data.get("trained_on", "")),
                    languages=tuple(map(str, data.get("languages", []))),  # type: ignore[call-overload]
-                   threads=bool(data.get("threads", False)))
+                   threads=bool(data.get("threads", False)), judge=None if judge is None else str(judge))
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,8 +241,10 @@ class AbstainModels:
 
     models: tuple[AbstainModel, ...] = ()
 
-    def for_query(self, embedder: str, language: str, thread: bool = False) -> AbstainModel | None:
-        candidates = [m for m in self.models if m.embedder == embedder]
+    def for_query(self, embedder: str, language: str, thread: bool = False, judge: str | None = None,
+                  ) -> AbstainModel | None:
+        """The model for a question; with ``judge`` (a judge version), only the models fitted with that judge."""
+        candidates = [m for m in self.models if m.embedder == embedder and m.judge == judge]
         own = next((m for m in candidates if language in m.languages), None)
         threads = next((m for m in candidates if m.threads and not m.languages), None) if thread else None
         return own or threads or next((m for m in candidates if not m.languages and not m.threads), None)
@@ -239,3 +254,10 @@ def load_models(path: Path = MODEL_PATH) -> AbstainModels:
     """The shipped models (start-up work: call once)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     return AbstainModels(tuple(AbstainModel.from_json(item) for item in data["models"]))
+
+
+def judge_logit(probability: float) -> float:
+    """The judge's probability back on its logit scale, where the logistic model weighs it (clipped: a judge
+    certain either way must not be infinite)."""
+    p = min(1.0 - 1e-6, max(1e-6, probability))
+    return math.log(p / (1.0 - p))

@@ -185,9 +185,7 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
         remote_rerank = reranker_name != deps.local_reranker.name
         if judged:
             assert deps.judge is not None
-            threshold = config.abstain_threshold if config.abstain_threshold is not None else deps.judge.card.threshold
-            probability = judged[0].probability
-            weak = judging.decide(judged, threshold) is None
+            weak, probability = _judged_is_weak(deps, query_language, bool(question.history), judged, features)
         else:
             weak, probability = _evidence_is_weak(deps, composer_name, remote_rerank, query_language,
                                                   bool(question.history), top, features)
@@ -232,6 +230,20 @@ def _evidence_is_weak(deps: AnswerDeps, composer: str, remote_rerank: bool, lang
     probability = model.probability(features)
     threshold = deps.config.abstain_threshold if deps.config.abstain_threshold is not None else model.threshold
     return probability < threshold, probability
+
+
+def _judged_is_weak(deps: AnswerDeps, language: str, thread: bool, judged: Sequence[Judged],
+                    features: Evidence | None) -> tuple[bool, float]:
+    """(too weak to answer?, the deciding probability) on the judge's path: the model fitted with this judge's
+    logit beside the evidence features when one ships, else the judge's best probability on its own threshold."""
+    assert deps.judge is not None
+    override = deps.config.abstain_threshold
+    model = deps.abstain_models.for_query(deps.embedder.name, language, thread, judge=deps.judge.version)
+    if model is not None and features is not None:
+        probability = model.probability(features, judged[0].probability)
+        return probability < (override if override is not None else model.threshold), probability
+    threshold = override if override is not None else deps.judge.card.threshold
+    return judging.decide(judged, threshold) is None, judged[0].probability
 
 
 def hits_with_rerank(hits: Sequence[ScoredChunk], top: Sequence[ScoredChunk]) -> list[ScoredChunk]:

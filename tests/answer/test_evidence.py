@@ -163,6 +163,44 @@ def test_a_model_trained_on_other_features_is_refused() -> None:
         AbstainModel.from_json(data)
 
 
+def _judged_model(version: str, judge_weight: float, languages: tuple[str, ...] = ()) -> AbstainModel:
+    """Reads only the judge's logit (standardised around 0 with scale 1): its probability is the judge's."""
+    size = len(FEATURES) + 1
+    return AbstainModel("e5", (0.0,) * size, (1.0,) * size, (0.0,) * len(FEATURES) + (judge_weight,), 0.0, 0.5,
+                        "test", languages, judge=version)
+
+
+@pytest.mark.parametrize(("judge", "expected"), [(None, "plain"), ("judge-a", "judge-a"), ("judge-b", None)])
+def test_a_model_fitted_with_a_judge_serves_only_that_judge(judge: str | None, expected: str | None) -> None:
+    """A retrained judge (another version) must not be read through weights fitted on the old one's logits."""
+    named = {"plain": _model(0.4), "judge-a": _judged_model("judge-a", 1.0)}
+    model = AbstainModels(tuple(named.values())).for_query("e5", "en", judge=judge)
+    assert model is (named[expected] if expected else None)
+
+
+@pytest.mark.parametrize(("judge_probability", "answers"), [(0.9, True), (0.2, False), (0.5, True)])
+def test_a_judged_model_decides_on_the_judge_s_probability_with_the_features(judge_probability: float,
+                                                                            answers: bool) -> None:
+    model = _judged_model("judge-a", 1.0)
+    probability = model.probability(_features(0.5), judge_probability)
+    assert probability == pytest.approx(judge_probability, abs=1e-6)
+    assert (probability >= model.threshold) is answers
+
+
+def test_a_judged_model_without_the_judge_s_probability_is_an_error_not_a_guess() -> None:
+    with pytest.raises(ValueError, match="judge-a"):
+        _judged_model("judge-a", 1.0).probability(_features(0.5))
+
+
+def test_a_judged_model_round_trips_and_names_its_extra_feature() -> None:
+    model = _judged_model("judge-a", 2.0, ("ja",))
+    data = json.loads(json.dumps(model.to_json()))
+    assert data["features"] == [*FEATURES, "judge_logit"] and data["judge"] == "judge-a"
+    assert AbstainModel.from_json(data) == model
+    with pytest.raises(ValueError, match="retrain"):  # the judge's feature without the judge it came from
+        AbstainModel.from_json(data | {"judge": None})
+
+
 def test_the_shipped_models_load_and_cover_every_language() -> None:
     models = load_models()
     for language in ("en", "ja", "ru"):
