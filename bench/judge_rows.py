@@ -23,10 +23,11 @@ from bot.answer.judge import Judged, candidates, pairs, quote_order
 from bot.answer.quotes import verify
 from bot.answer.service import AnswerConfig
 from retrieval.encoder.judge import Judge, pair_ids
+from retrieval.encoder.runtime import length_groups
 
 MAX_CANDIDATES = 4
 COUNTS = (1, 2, 3, 4)  # candidate counts the bench compares (prefixes of the four scored)
-RUN_PAIRS = 48  # pairs per run (sorted by length, so a run pads little)
+RUN_TOKENS = 4096  # padded tokens per run of the judge (runs of similar length pad little)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +53,7 @@ def score(harvested: Sequence[Harvested], judge: Judge, name: str, threads: int 
         ids = pair_ids(judge.encoder.tokenizer, pairs(h.result.query, chosen, scored))
         owners += [index] * len(ids)
         all_ids += ids
-    order = sorted(range(len(all_ids)), key=lambda i: len(all_ids[i]))
-    runs = [order[i:i + RUN_PAIRS] for i in range(0, len(order), RUN_PAIRS)]
+    runs = length_groups([len(x) for x in all_ids], RUN_TOKENS)
     logits = np.zeros(len(all_ids))
 
     def run(members: list[int]) -> None:

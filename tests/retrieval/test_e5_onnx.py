@@ -14,7 +14,7 @@ import pytest
 
 from bench.wheel_engine import WheelEngine
 from retrieval.embedders.local import E5Embedder
-from retrieval.encoder.runtime import E5Encoder, GaveUp
+from retrieval.encoder.runtime import E5Encoder, GaveUp, length_groups
 from retrieval.encoder.weights import Weights
 
 LONG = " ".join(["The export runs nightly and keeps thirty days of history in the archive bucket."] * 60)
@@ -140,3 +140,19 @@ def test_an_embed_whose_caller_gave_up_runs_no_further(encoder: E5Encoder) -> No
     with pytest.raises(GaveUp):
         encoder.embed(TEXTS * 50, "passage", threads=1, stop=gave_up)
     assert encoder.embed(TEXTS[:1], "passage", stop=threading.Event()).shape == (1, encoder.dim)
+
+
+@pytest.mark.parametrize(
+    ("lengths", "tokens", "groups"),
+    [([], 512, []),
+     ([10, 10, 10], 30, [[0, 1, 2]]),
+     ([10, 10, 10], 29, [[0, 1], [2]]),
+     ([300, 5, 600, 6], 512, [[1, 3], [0], [2]]),  # longer than the budget: a group alone, never dropped
+     ([7, 3, 7, 3], 12, [[1, 3], [0], [2]])],
+)
+def test_texts_run_in_groups_of_similar_length_within_the_padding_budget(
+        lengths: list[int], tokens: int, groups: list[list[int]]) -> None:
+    """Every text runs exactly once, and a group pads to at most the budget unless one text alone exceeds it."""
+    got = length_groups(lengths, tokens)
+    assert got == groups
+    assert sorted(i for g in got for i in g) == list(range(len(lengths)))

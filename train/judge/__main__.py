@@ -32,7 +32,7 @@ import optax
 
 from retrieval.encoder import graph
 from retrieval.encoder.judge import JUDGE_DIR, Judge, JudgeCard, pair_ids, read_judge
-from retrieval.encoder.runtime import E5Encoder, session_options
+from retrieval.encoder.runtime import E5Encoder, length_groups, session_options
 from retrieval.encoder.weights import Weights
 from train.judge import data
 from train.judge.model import initial_params, logits
@@ -57,13 +57,7 @@ def lower_states(encoder: E5Encoder, ids: list[list[int]], lower: int, folder: P
         path = folder / f"part-{start // PART:04d}.pickle"
         if not path.exists():
             part = ids[start:start + PART]
-            order = sorted(range(len(part)), key=lambda i: len(part[i]))
-            groups: list[list[int]] = []
-            for i in order:
-                if groups and len(part[i]) * (len(groups[-1]) + 1) <= GROUP_TOKENS:
-                    groups[-1].append(i)
-                else:
-                    groups.append([i])
+            groups = length_groups([len(x) for x in part], GROUP_TOKENS)
             states: list[np.ndarray | None] = [None] * len(part)
 
             def run(group: list[int]) -> None:
