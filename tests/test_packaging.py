@@ -102,6 +102,17 @@ def test_every_third_party_package_imported_is_declared_in_pyproject() -> None:
     assert not undeclared, f"imported but not declared in pyproject.toml: {sorted(undeclared)}"
 
 
+def test_every_file_named_as_package_data_is_committed_not_ignored() -> None:
+    """A package-data file that .gitignore hides is missing from every clean checkout and every built wheel
+    (the judge's weights were: an ``*.npz`` rule)."""
+    named = [f"{package.replace('.', '/')}/{name}"
+             for package, names in PYPROJECT["tool"]["setuptools"]["package-data"].items() if package != "*"
+             for name in names]
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", *named], cwd=ROOT, capture_output=True, text=True)
+    assert ignored.stdout.split() == [], f"package data that git ignores: {ignored.stdout.split()}"
+    assert all((ROOT / path).is_file() for path in named), [p for p in named if not (ROOT / p).is_file()]
+
+
 def test_the_license_file_matches_pyproject_and_python_version_is_supported() -> None:
     assert PYPROJECT["project"]["license"] == "Apache-2.0"
     assert "Apache License\n                           Version 2.0" in (ROOT / "LICENSE").read_text(encoding="utf-8")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.answer.evidence import AbstainModels, load_models
+from bot.answer.evidence import FEATURES, AbstainModel, AbstainModels, load_models
 from bot.answer.query import Turn
 from bot.answer.render import answer_text, to_json
 from bot.answer.service import AnswerConfig, AnswerDeps, Question, answer
@@ -87,6 +87,26 @@ async def test_under_the_judge_s_threshold_its_best_candidate_is_withheld_not_sh
     assert result.outcome.withheld and result.judged[0].probability < 1.0
     payload = to_json(result, "00000000-0000-4000-8000-000000000000")
     assert payload["status"] == "no_support" and payload["citations"] == []
+
+
+def _reads_only_the_judge(version: str, sign: float) -> AbstainModel:
+    """A decision model fitted with ``version`` that weighs only the judge's logit (by ``sign``)."""
+    size = len(FEATURES) + 1
+    return AbstainModel(E5Embedder.name, (0.0,) * size, (1.0,) * size, (0.0,) * len(FEATURES) + (sign,), 0.0, 0.5,
+                        "test", judge=version)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+async def test_a_decision_model_fitted_with_the_running_judge_decides_on_its_logit(
+        deps: AnswerDeps, judge: LocalJudge, sign: float) -> None:
+    """With a model fitted with this judge, that model decides (here: the judge's probability, or its opposite),
+    and its probability is what the exchange records."""
+    models = AbstainModels((_reads_only_the_judge(judge.version, sign), _reads_only_the_judge("judge-other", -sign)))
+    result = await answer(Question("How long is a password reset link valid?"),
+                          replace(judged(deps, judge), abstain_models=models))
+    best = result.judged[0].probability
+    assert result.probability == pytest.approx(best if sign > 0 else 1.0 - best, abs=1e-4)
+    assert isinstance(result.outcome, Answered) is (result.probability >= 0.5)
 
 
 async def test_a_question_with_weaker_evidence_still_shows_the_right_fragment(deps: AnswerDeps) -> None:
