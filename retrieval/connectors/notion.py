@@ -187,7 +187,12 @@ class NotionConnector:
         since = _Cursor.parse(cursor)
         waited = Patience(self.max_wait_s, "Notion")
         async with self._client() as notion:
-            pages = [page async for raw in self._search(notion, "page", waited) if (page := page_of(raw)) is not None]
+            found: dict[str, NotionPage] = {}
+            async for raw in self._search(notion, "page", waited):
+                page = page_of(raw)
+                if page is not None:  # a page edited while listed may come twice: once is one document
+                    found.setdefault(page.id, page)
+            pages = list(found.values())
             links: dict[str, tuple[str, str]] = {page.id: page.parent for page in pages}
             if self.roots:
                 async for raw in self._search(notion, "data_source", waited):
@@ -204,7 +209,8 @@ class NotionConnector:
                     yield Gone(doc_id)
                     continue
                 edited = _time(page.edited)
-                newest = edited if newest is None or (edited is not None and edited > newest) else newest
+                if edited is not None and (newest is None or edited > newest):
+                    newest = edited
                 if not since.wants(page):
                     listed.add(page.id)
                     present.add(doc_id)
