@@ -1,4 +1,5 @@
-"""What both stand-ins share: a local aiohttp server on a free port, and a bounded wait.
+"""What the stand-ins share: a local aiohttp server on a free port, a bounded wait, and scripted answers (a
+status, with ``Retry-After``, queued before the real answer).
 
 Tests talk to the stand-ins through the real SDKs over real sockets, so each stand-in is an ordinary
 aiohttp application bound to 127.0.0.1 port 0 (the OS picks a free port, so tests can run in parallel and
@@ -12,6 +13,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from aiohttp import web
@@ -46,6 +48,23 @@ def _port_of(runner: web.AppRunner) -> int:
         if isinstance(address, tuple) and len(address) >= 2:
             return int(address[1])
     raise RuntimeError(f"the server has no TCP address: {runner.addresses!r}")
+
+
+@dataclass(frozen=True)
+class Scripted:
+    """One scripted answer: ``status`` (0: the real answer), in the stand-in's own error body."""
+
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def status(code: int, *, retry_after: float | None = None) -> Scripted:
+    return Scripted(code, {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {})
+
+
+def real() -> Scripted:
+    """The real answer, for this one request (so that a failure can be scripted for the next page)."""
+    return Scripted(0)
 
 
 async def wait_for(
