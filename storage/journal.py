@@ -10,7 +10,9 @@ The journal is an append-only JSONL file, one `ExchangeRecord` per line. Its rul
   our SQL, a value it cannot store) would be refused forever, so after `REPLAY_ATTEMPTS` tries the record is
   logged with its traceback and set aside in the dead-letter file ``<journal>.dead`` (one JSON object a line:
   the record, the error's class and message, the attempts, when), counted by `/metrics` and listed by
-  `verbatim review list --errors`. Nothing is dropped either way.
+  `verbatim review list --errors`. Nothing is dropped either way: once the cause is fixed, `requeue` moves
+  set-aside records back into the journal, in the order they were set aside (`verbatim review requeue`
+  replays them at once; one refused again is set aside again).
 - `replay` writes the waiting records with `record_exchange`, in order. An outage stops it, keeping that
   record and everything after it; a refused record is set aside and the replay goes on with the rest, so
   one poisoned record never blocks the ones behind it. `record_exchange` is idempotent on the exchange id,
@@ -37,7 +39,7 @@ import json
 import logging
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -117,9 +119,7 @@ class Journal:
 
     def append(self, record: ExchangeRecord) -> None:
         """Add the record and fsync; JournalError if it cannot be made durable."""
-        line = json.dumps({"v": JOURNAL_FORMAT, "exchange": exchange_to_json(record)},
-                          ensure_ascii=False, default=json_default)
-        self._append_line(self.path, line, "write the journal")
+        self._append_line(self.path, _journal_line(record), "write the journal")
 
     def set_aside(self, record: ExchangeRecord, error: BaseException, attempts: int) -> None:
         """Add the record to the dead-letter file and fsync; JournalError if it cannot be made durable."""
@@ -128,6 +128,20 @@ class Journal:
     def pending(self) -> int:
         """How many records are waiting."""
         return self._count(self.path)
+
+    def waiting_ids(self) -> list[str]:
+        """The ids of the exchanges waiting, oldest first (a line that does not read back has none)."""
+        if not self.path.exists():
+            return []
+        with _exclusive(self.lock_path):
+            lines = _read_lines(self.path)
+        ids: list[str] = []
+        for line in lines:
+            try:
+                ids.append(_parse(line).id)
+            except (ValueError, KeyError, TypeError):
+                continue  # the next replay moves it to `.bad` and logs it
+        return ids
 
     def dead_lettered(self) -> int:
         """How many records the database refused and the dead-letter file keeps."""
@@ -153,6 +167,36 @@ class Journal:
                 logger.error("dead-letter file %s: line %d is not readable (%s); left as it is", self.dead_path,
                              number, error)
         return letters
+
+    def requeue(self, exchange_ids: Collection[str] | None = None) -> list[ExchangeRecord]:
+        """Move set-aside records back into the journal (``None``: every one), in the dead-letter file's order and
+        behind what already waits, so the next replay writes them (once the cause is fixed); the records moved.
+
+        The journal has them (fsynced) before the dead-letter file loses them: a crash in between leaves a record
+        in both, written once by id and listed until the next requeue, never in neither. A line that does not read
+        back stays where it is. JournalError when either file cannot be written.
+        """
+        try:
+            with _exclusive(self.lock_path):
+                keep: list[bytes] = []
+                moved: dict[str, ExchangeRecord] = {}  # by id: a letter kept twice (a crash) is requeued once
+                for line in _read_lines(self.dead_path):
+                    try:
+                        record = _parse_dead_letter(line).record
+                    except (ValueError, KeyError, TypeError):
+                        keep.append(line)  # dead_letters() logs it; here it is only left alone
+                        continue
+                    if exchange_ids is None or record.id in exchange_ids:
+                        moved.setdefault(record.id, record)
+                    else:
+                        keep.append(line)
+                if moved:
+                    _append_durably(self.path, b"".join(_journal_line(r).encode("utf-8") + b"\n"
+                                                        for r in moved.values()))
+                    _rewrite_durably(self.dead_path, keep)
+        except OSError as error:
+            raise JournalError(f"cannot requeue from {self.dead_path}: {error.strerror or error}") from error
+        return list(moved.values())
 
     async def replay(self, session_factory: async_sessionmaker[AsyncSession], *, timeout_s: float = 10.0,
                      attempts: int = REPLAY_ATTEMPTS) -> ReplayResult:
@@ -199,15 +243,10 @@ class Journal:
         return ReplayResult(written=written, remaining=remaining, set_aside=len(bad), dead_lettered=len(dead))
 
     def _append_line(self, path: Path, line: str, what: str) -> None:
-        data = (line + "\n").encode("utf-8")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            with _exclusive(self.lock_path), open(path, "a+b") as file:
-                if _ends_without_newline(file):
-                    data = b"\n" + data  # never glue a record onto a torn last line
-                file.write(data)
-                file.flush()
-                os.fsync(file.fileno())
+            with _exclusive(self.lock_path):
+                _append_durably(path, (line + "\n").encode("utf-8"))
         except OSError as error:
             raise JournalError(f"cannot {what} {path}: {error.strerror or error}") from error
 
@@ -225,10 +264,7 @@ class Journal:
             with _exclusive(self.lock_path):
                 for path, lines in ((self.bad_path, bad), (self.dead_path, dead)):
                     if lines:
-                        with open(path, "ab") as file:
-                            file.write(b"".join(line + b"\n" for line in lines))
-                            file.flush()
-                            os.fsync(file.fileno())
+                        _append_durably(path, b"".join(line + b"\n" for line in lines))
                 to_remove = Counter(handled)
                 keep: list[bytes] = []
                 for line in _read_lines(self.path):
@@ -236,13 +272,7 @@ class Journal:
                         to_remove[line] -= 1
                     else:
                         keep.append(line)
-                temporary = self.path.with_name(self.path.name + ".tmp")
-                with open(temporary, "wb") as file:
-                    file.write(b"".join(line + b"\n" for line in keep))
-                    file.flush()
-                    os.fsync(file.fileno())
-                os.replace(temporary, self.path)
-                _fsync_directory(self.path.parent)
+                _rewrite_durably(self.path, keep)
                 return len(keep)
         except OSError as error:
             # The records are in the database; a journal that could not shrink only means they are
@@ -295,6 +325,11 @@ async def _write(session_factory: async_sessionmaker[AsyncSession], record: Exch
             return None
         await asyncio.sleep(RETRY_PAUSE_S * attempt)
         attempt += 1
+
+
+def _journal_line(record: ExchangeRecord) -> str:
+    return json.dumps({"v": JOURNAL_FORMAT, "exchange": exchange_to_json(record)},
+                      ensure_ascii=False, default=json_default)
 
 
 def _parse(line: bytes) -> ExchangeRecord:
@@ -350,6 +385,27 @@ def _ends_without_newline(file: BinaryIO) -> bool:
     fileno = file.fileno()
     size = os.fstat(fileno).st_size
     return size > 0 and os.pread(fileno, 1, size - 1) != b"\n"
+
+
+def _append_durably(path: Path, data: bytes) -> None:
+    """Append and fsync, under the journal's lock (held by the caller)."""
+    with open(path, "a+b") as file:
+        if _ends_without_newline(file):
+            data = b"\n" + data  # never glue a record onto a torn last line
+        file.write(data)
+        file.flush()
+        os.fsync(file.fileno())
+
+
+def _rewrite_durably(path: Path, lines: list[bytes]) -> None:
+    """Replace the file's lines at once (temp + rename, then the folder fsynced), under the journal's lock."""
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "wb") as file:
+        file.write(b"".join(line + b"\n" for line in lines))
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(temporary, path)
+    _fsync_directory(path.parent)
 
 
 def _fsync_directory(directory: Path) -> None:
