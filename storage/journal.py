@@ -68,6 +68,9 @@ JOURNAL_NAME = "journal.jsonl"  # in VERBATIM_HOME
 # A refused write is tried this often before it is set aside: a second writer racing us on the same id
 # (two replicas, or a late write and its replay) succeeds on the next try; a constraint never does.
 REPLAY_ATTEMPTS = 3
+# A database that has not taken a write in this long counts as down (the exchange is journaled); the log's
+# other writers (a hand-off, `bot.handoffs`) wait no longer either.
+WRITE_TIMEOUT_S = 10.0
 RETRY_PAUSE_S = 0.1  # times the attempt number
 DETAIL_CHARS = 500  # of the driver's message kept with a dead letter
 
@@ -198,7 +201,7 @@ class Journal:
             raise JournalError(f"cannot requeue from {self.dead_path}: {error.strerror or error}") from error
         return list(moved.values())
 
-    async def replay(self, session_factory: async_sessionmaker[AsyncSession], *, timeout_s: float = 10.0,
+    async def replay(self, session_factory: async_sessionmaker[AsyncSession], *, timeout_s: float = WRITE_TIMEOUT_S,
                      attempts: int = REPLAY_ATTEMPTS) -> ReplayResult:
         """Write waiting records to the database, oldest first, and drop them from the file.
 
@@ -285,7 +288,7 @@ async def write_or_journal(
     journal: Journal,
     record: ExchangeRecord,
     *,
-    timeout_s: float = 10.0,
+    timeout_s: float = WRITE_TIMEOUT_S,
     attempts: int = REPLAY_ATTEMPTS,
 ) -> bool:
     """Record the exchange in the database (True), or, if it cannot take it now, in the journal (False); a
