@@ -134,12 +134,8 @@ class Journal:
 
     def waiting_ids(self) -> list[str]:
         """The ids of the exchanges waiting, oldest first (a line that does not read back has none)."""
-        if not self.path.exists():
-            return []
-        with _exclusive(self.lock_path):
-            lines = _read_lines(self.path)
         ids: list[str] = []
-        for line in lines:
+        for line in self._lines(self.path):
             try:
                 ids.append(_parse(line).id)
             except (ValueError, KeyError, TypeError):
@@ -151,19 +147,19 @@ class Journal:
         return self._count(self.dead_path)
 
     def _count(self, path: Path) -> int:
+        return len(self._lines(path))
+
+    def _lines(self, path: Path) -> list[bytes]:
+        """The file's lines, read under the lock (none, and no lock file made, when it does not exist)."""
         if not path.exists():
-            return 0
+            return []
         with _exclusive(self.lock_path):
-            return len(_read_lines(path))
+            return _read_lines(path)
 
     def dead_letters(self) -> list[DeadLetter]:
         """The refused records, oldest first; a line that does not read back is logged and skipped."""
-        if not self.dead_path.exists():
-            return []
-        with _exclusive(self.lock_path):
-            lines = _read_lines(self.dead_path)
         letters: list[DeadLetter] = []
-        for number, line in enumerate(lines, start=1):
+        for number, line in enumerate(self._lines(self.dead_path), start=1):
             try:
                 letters.append(_parse_dead_letter(line))
             except (ValueError, KeyError, TypeError) as error:
