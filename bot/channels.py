@@ -21,12 +21,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Literal, get_args
+
+from retrieval.toml_tables import TableWords, line_of, named_tables
 
 log = logging.getLogger(__name__)
 
@@ -69,32 +70,28 @@ class Channels:
         return self.by_id.get(channel or "", DEFAULT)
 
 
+_WORDS = TableWords(
+    not_toml="{where}: {error}; fix the TOML there",
+    foreign="{where}:{line}: unknown table or key {key!r}; only [channels.<id>] tables belong here",
+    not_tables="{where}:{line}: 'channels' must be tables like [channels.C0HELP]",
+)
+
+
 def parse_channels(text: str, where: str = "channels file") -> Channels:
     """The settings ``text`` declares; ``ChannelsFileError`` naming ``where`` and the line when it is wrong."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ChannelsFileError(f"{where}: {error}; fix the TOML there") from None
-    unknown = sorted(set(data) - {"channels"})
-    if unknown:
-        raise ChannelsFileError(f"{where}:{_line_of(text, unknown[0])}: unknown table or key {unknown[0]!r}; "
-                                "only [channels.<id>] tables belong here")
-    tables = data.get("channels", {})
-    if not isinstance(tables, dict):
-        raise ChannelsFileError(f"{where}:{_line_of(text, 'channels')}: 'channels' must be tables "
-                                "like [channels.C0HELP]")
+    tables = named_tables(text, "channels", where, _WORDS, ChannelsFileError)
     by_id = {channel: _channel(channel, table, text, where) for channel, table in tables.items()}
     return Channels(MappingProxyType(by_id))
 
 
 def _channel(channel: str, table: object, text: str, where: str) -> ChannelSettings:
-    header = _line_of(text, f"channels.{channel}")
+    header = line_of(text, "channels", channel)
     if not _CHANNEL_ID.match(channel) or not isinstance(table, dict):
         raise ChannelsFileError(f"{where}:{header}: [channels.{channel}] is not a channel id's table (C…, G…, D…); "
                                 "use the id from the channel's details, e.g. [channels.C0HELP]")
 
     def bad(key: str, what: str) -> ChannelsFileError:
-        return ChannelsFileError(f"{where}:{_line_of(text, key, after=header)}: [channels.{channel}] {key}: {what}")
+        return ChannelsFileError(f"{where}:{line_of(text, key, after=header)}: [channels.{channel}] {key}: {what}")
 
     extra = sorted(set(table) - _KEYS)
     if extra:
@@ -113,15 +110,6 @@ def _channel(channel: str, table: object, text: str, where: str) -> ChannelSetti
     if not isinstance(private_first, bool):
         raise bad("private_first", f"{private_first!r} is not true or false")
     return ChannelSettings(mode=mode, handoff=tuple(handoff), threshold=float(threshold), private_first=private_first)
-
-
-def _line_of(text: str, key: str, *, after: int = 0) -> int:
-    """The 1-based line where ``key`` is set (or its table opens), at or after line ``after``; else ``after``."""
-    pattern = re.compile(rf"^\s*(\[+\s*)?{re.escape(key)}\s*(=|\]|\.)")
-    for number, line in enumerate(text.splitlines(), start=1):
-        if number > after and pattern.match(line):
-            return number
-    return max(after, 1)
 
 
 def read_channels(path: Path) -> Channels:

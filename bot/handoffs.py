@@ -8,11 +8,15 @@ the exchange log.
     release   give the hand-off back when the post failed, so a later click can try again
 
 The rules live in ``storage.handoffs``; an exchange deleted between the lookup and the write is reported as None,
-an outage as ``bot.exchange_log.LogUnavailable``.
+an outage as ``bot.exchange_log.LogUnavailable``. As for an exchange's own write (``storage.journal``), a database
+that does not answer within ``timeout_s`` is down: the clicker is told at once instead of waiting on a lock.
+A click the log could not take writes nothing, so the next one after the outage hands off (once); a hand-off
+claimed before the outage stays claimed whatever fails after it, so it is never posted twice.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -22,6 +26,7 @@ from bot.exchange_log import reached
 from storage.errors import UnknownExchange
 from storage.exchanges import find_by_reply
 from storage.handoffs import claim_handoff, handoff_posted, release_handoff
+from storage.journal import WRITE_TIMEOUT_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,15 +49,17 @@ class HandoffTaken:
 
 
 class Handoffs:
-    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], timeout_s: float = WRITE_TIMEOUT_S) -> None:
         self._sessions = sessions
+        self._timeout_s = timeout_s
 
     async def take(self, channel: str, reply_ts: str, *, user: str, at: datetime,
                    claim: bool) -> HandoffTaken | None:
         """The answer posted as this message and, with ``claim``, its hand-off claimed for ``user``; None when
         the message is not one of the bot's answers (or it was deleted meanwhile)."""
         with reached("hand-off"):
-            async with self._sessions() as session:  # no Slack call while the session is open
+            # no Slack call while the session is open
+            async with asyncio.timeout(self._timeout_s), self._sessions() as session:
                 record = await find_by_reply(session, channel, reply_ts)
                 if record is None:
                     return None
@@ -68,10 +75,10 @@ class Handoffs:
 
     async def posted(self, exchange_id: str, message_ts: str) -> None:
         with reached("hand-off post"):
-            async with self._sessions() as session:
+            async with asyncio.timeout(self._timeout_s), self._sessions() as session:
                 await handoff_posted(session, exchange_id, message_ts)
 
     async def release(self, exchange_id: str) -> None:
         with reached("hand-off release"):
-            async with self._sessions() as session:
+            async with asyncio.timeout(self._timeout_s), self._sessions() as session:
                 await release_handoff(session, exchange_id)

@@ -27,13 +27,13 @@ rule is ``everyone = "public"``.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from retrieval.errors import RetrievalError
+from retrieval.toml_tables import TableWords, line_of, named_tables
 
 SOURCE_TYPES = ("folder", "git", "zendesk", "confluence", "gdrive", "notion")
 PUBLIC = "public"
@@ -90,24 +90,21 @@ class SourceSpec:
         return tuple(v.strip() for v in value)
 
 
+_WORDS = TableWords(
+    not_toml="{where}: not valid TOML ({error}): fix the file",
+    foreign="{where}:{line}: unknown table or key '{key}': the file holds only [sources.NAME] tables",
+    not_tables="{where}: 'sources' must be a table of [sources.NAME] tables",
+)
+
+
 def parse_sources(text: str, path: Path | str) -> tuple[SourceSpec, ...]:
     """The sources declared in ``text`` (the contents of ``path``), in file order."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise SourcesError(f"{path}: not valid TOML ({error}): fix the file") from None
-    unknown = sorted(set(data) - {"sources"})
-    if unknown:
-        raise SourcesError(f"{path}:{_line_of(text, unknown[0])}: unknown table or key '{unknown[0]}': the file "
-                           "holds only [sources.NAME] tables")
-    tables = data.get("sources", {})
-    if not isinstance(tables, dict):
-        raise SourcesError(f"{path}: 'sources' must be a table of [sources.NAME] tables")
+    tables = named_tables(text, "sources", str(path), _WORDS, SourcesError)
     return tuple(_spec(name, table, text, path) for name, table in tables.items())
 
 
 def _spec(name: str, table: object, text: str, path: Path | str) -> SourceSpec:
-    where = f"{path}:{_line_of(text, f'sources.{name}')}"
+    where = f"{path}:{line_of(text, 'sources', name)}"
 
     def bad(message: str) -> SourcesError:
         return SourcesError(f"{where}: source '{name}': {message}")
@@ -142,14 +139,6 @@ def _visibility_rule(value: object, bad: Any) -> dict[str, tuple[str, ...] | Non
         else:
             raise bad(f'visibility.{audience} must be "public" or a non-empty list of channel ids')
     return rule
-
-
-def _line_of(text: str, key: str) -> int:
-    """The line of the table header ``[key]`` (or a line starting with ``key``): 1 when not found."""
-    dotted = r"\.".join(rf'(?:"{re.escape(part)}"|{re.escape(part)})' for part in key.split("."))
-    pattern = re.compile(rf"^[ \t]*(?:\[[ \t]*{dotted}[ \t]*\]|{dotted}[ \t]*[=.])", re.MULTILINE)
-    match = pattern.search(text)
-    return text.count("\n", 0, match.start()) + 1 if match else 1
 
 
 def visibility_for(audience: frozenset[str], rule: Mapping[str, tuple[str, ...] | None]

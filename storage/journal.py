@@ -10,7 +10,9 @@ The journal is an append-only JSONL file, one `ExchangeRecord` per line. Its rul
   our SQL, a value it cannot store) would be refused forever, so after `REPLAY_ATTEMPTS` tries the record is
   logged with its traceback and set aside in the dead-letter file ``<journal>.dead`` (one JSON object a line:
   the record, the error's class and message, the attempts, when), counted by `/metrics` and listed by
-  `verbatim review list --errors`. Nothing is dropped either way.
+  `verbatim review list --errors`. Nothing is dropped either way: once the cause is fixed, `requeue` moves
+  set-aside records back into the journal, in the order they were set aside (`verbatim review requeue`
+  replays them at once; one refused again is set aside again).
 - `replay` writes the waiting records with `record_exchange`, in order. An outage stops it, keeping that
   record and everything after it; a refused record is set aside and the replay goes on with the rest, so
   one poisoned record never blocks the ones behind it. `record_exchange` is idempotent on the exchange id,
@@ -37,7 +39,7 @@ import json
 import logging
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -66,6 +68,9 @@ JOURNAL_NAME = "journal.jsonl"  # in VERBATIM_HOME
 # A refused write is tried this often before it is set aside: a second writer racing us on the same id
 # (two replicas, or a late write and its replay) succeeds on the next try; a constraint never does.
 REPLAY_ATTEMPTS = 3
+# A database that has not taken a write in this long counts as down (the exchange is journaled); the log's
+# other writers (a hand-off, `bot.handoffs`) wait no longer either.
+WRITE_TIMEOUT_S = 10.0
 RETRY_PAUSE_S = 0.1  # times the attempt number
 DETAIL_CHARS = 500  # of the driver's message kept with a dead letter
 
@@ -117,9 +122,7 @@ class Journal:
 
     def append(self, record: ExchangeRecord) -> None:
         """Add the record and fsync; JournalError if it cannot be made durable."""
-        line = json.dumps({"v": JOURNAL_FORMAT, "exchange": exchange_to_json(record)},
-                          ensure_ascii=False, default=json_default)
-        self._append_line(self.path, line, "write the journal")
+        self._append_line(self.path, _journal_line(record), "write the journal")
 
     def set_aside(self, record: ExchangeRecord, error: BaseException, attempts: int) -> None:
         """Add the record to the dead-letter file and fsync; JournalError if it cannot be made durable."""
@@ -129,24 +132,34 @@ class Journal:
         """How many records are waiting."""
         return self._count(self.path)
 
+    def waiting_ids(self) -> list[str]:
+        """The ids of the exchanges waiting, oldest first (a line that does not read back has none)."""
+        ids: list[str] = []
+        for line in self._lines(self.path):
+            try:
+                ids.append(_parse(line).id)
+            except (ValueError, KeyError, TypeError):
+                continue  # the next replay moves it to `.bad` and logs it
+        return ids
+
     def dead_lettered(self) -> int:
         """How many records the database refused and the dead-letter file keeps."""
         return self._count(self.dead_path)
 
     def _count(self, path: Path) -> int:
+        return len(self._lines(path))
+
+    def _lines(self, path: Path) -> list[bytes]:
+        """The file's lines, read under the lock (none, and no lock file made, when it does not exist)."""
         if not path.exists():
-            return 0
+            return []
         with _exclusive(self.lock_path):
-            return len(_read_lines(path))
+            return _read_lines(path)
 
     def dead_letters(self) -> list[DeadLetter]:
         """The refused records, oldest first; a line that does not read back is logged and skipped."""
-        if not self.dead_path.exists():
-            return []
-        with _exclusive(self.lock_path):
-            lines = _read_lines(self.dead_path)
         letters: list[DeadLetter] = []
-        for number, line in enumerate(lines, start=1):
+        for number, line in enumerate(self._lines(self.dead_path), start=1):
             try:
                 letters.append(_parse_dead_letter(line))
             except (ValueError, KeyError, TypeError) as error:
@@ -154,7 +167,37 @@ class Journal:
                              number, error)
         return letters
 
-    async def replay(self, session_factory: async_sessionmaker[AsyncSession], *, timeout_s: float = 10.0,
+    def requeue(self, exchange_ids: Collection[str] | None = None) -> list[ExchangeRecord]:
+        """Move set-aside records back into the journal (``None``: every one), in the dead-letter file's order and
+        behind what already waits, so the next replay writes them (once the cause is fixed); the records moved.
+
+        The journal has them (fsynced) before the dead-letter file loses them: a crash in between leaves a record
+        in both, written once by id and listed until the next requeue, never in neither. A line that does not read
+        back stays where it is. JournalError when either file cannot be written.
+        """
+        try:
+            with _exclusive(self.lock_path):
+                keep: list[bytes] = []
+                moved: dict[str, ExchangeRecord] = {}  # by id: a letter kept twice (a crash) is requeued once
+                for line in _read_lines(self.dead_path):
+                    try:
+                        record = _parse_dead_letter(line).record
+                    except (ValueError, KeyError, TypeError):
+                        keep.append(line)  # dead_letters() logs it; here it is only left alone
+                        continue
+                    if exchange_ids is None or record.id in exchange_ids:
+                        moved.setdefault(record.id, record)
+                    else:
+                        keep.append(line)
+                if moved:
+                    _append_durably(self.path, b"".join(_journal_line(r).encode("utf-8") + b"\n"
+                                                        for r in moved.values()))
+                    _rewrite_durably(self.dead_path, keep)
+        except OSError as error:
+            raise JournalError(f"cannot requeue from {self.dead_path}: {error.strerror or error}") from error
+        return list(moved.values())
+
+    async def replay(self, session_factory: async_sessionmaker[AsyncSession], *, timeout_s: float = WRITE_TIMEOUT_S,
                      attempts: int = REPLAY_ATTEMPTS) -> ReplayResult:
         """Write waiting records to the database, oldest first, and drop them from the file.
 
@@ -199,15 +242,10 @@ class Journal:
         return ReplayResult(written=written, remaining=remaining, set_aside=len(bad), dead_lettered=len(dead))
 
     def _append_line(self, path: Path, line: str, what: str) -> None:
-        data = (line + "\n").encode("utf-8")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            with _exclusive(self.lock_path), open(path, "a+b") as file:
-                if _ends_without_newline(file):
-                    data = b"\n" + data  # never glue a record onto a torn last line
-                file.write(data)
-                file.flush()
-                os.fsync(file.fileno())
+            with _exclusive(self.lock_path):
+                _append_durably(path, (line + "\n").encode("utf-8"))
         except OSError as error:
             raise JournalError(f"cannot {what} {path}: {error.strerror or error}") from error
 
@@ -225,10 +263,7 @@ class Journal:
             with _exclusive(self.lock_path):
                 for path, lines in ((self.bad_path, bad), (self.dead_path, dead)):
                     if lines:
-                        with open(path, "ab") as file:
-                            file.write(b"".join(line + b"\n" for line in lines))
-                            file.flush()
-                            os.fsync(file.fileno())
+                        _append_durably(path, b"".join(line + b"\n" for line in lines))
                 to_remove = Counter(handled)
                 keep: list[bytes] = []
                 for line in _read_lines(self.path):
@@ -236,13 +271,7 @@ class Journal:
                         to_remove[line] -= 1
                     else:
                         keep.append(line)
-                temporary = self.path.with_name(self.path.name + ".tmp")
-                with open(temporary, "wb") as file:
-                    file.write(b"".join(line + b"\n" for line in keep))
-                    file.flush()
-                    os.fsync(file.fileno())
-                os.replace(temporary, self.path)
-                _fsync_directory(self.path.parent)
+                _rewrite_durably(self.path, keep)
                 return len(keep)
         except OSError as error:
             # The records are in the database; a journal that could not shrink only means they are
@@ -255,7 +284,7 @@ async def write_or_journal(
     journal: Journal,
     record: ExchangeRecord,
     *,
-    timeout_s: float = 10.0,
+    timeout_s: float = WRITE_TIMEOUT_S,
     attempts: int = REPLAY_ATTEMPTS,
 ) -> bool:
     """Record the exchange in the database (True), or, if it cannot take it now, in the journal (False); a
@@ -295,6 +324,11 @@ async def _write(session_factory: async_sessionmaker[AsyncSession], record: Exch
             return None
         await asyncio.sleep(RETRY_PAUSE_S * attempt)
         attempt += 1
+
+
+def _journal_line(record: ExchangeRecord) -> str:
+    return json.dumps({"v": JOURNAL_FORMAT, "exchange": exchange_to_json(record)},
+                      ensure_ascii=False, default=json_default)
 
 
 def _parse(line: bytes) -> ExchangeRecord:
@@ -350,6 +384,27 @@ def _ends_without_newline(file: BinaryIO) -> bool:
     fileno = file.fileno()
     size = os.fstat(fileno).st_size
     return size > 0 and os.pread(fileno, 1, size - 1) != b"\n"
+
+
+def _append_durably(path: Path, data: bytes) -> None:
+    """Append and fsync, under the journal's lock (held by the caller)."""
+    with open(path, "a+b") as file:
+        if _ends_without_newline(file):
+            data = b"\n" + data  # never glue a record onto a torn last line
+        file.write(data)
+        file.flush()
+        os.fsync(file.fileno())
+
+
+def _rewrite_durably(path: Path, lines: list[bytes]) -> None:
+    """Replace the file's lines at once (temp + rename, then the folder fsynced), under the journal's lock."""
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "wb") as file:
+        file.write(b"".join(line + b"\n" for line in lines))
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(temporary, path)
+    _fsync_directory(path.parent)
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -1,10 +1,10 @@
 """`verbatim review`: the review desk on the terminal — the queue, one exchange, resolving flags, exports, stats,
-coverage gaps.
+coverage gaps, and writing again what the database refused.
 
 Every command has `--json` (one object; JSON lines for `list`) and a rich rendering for people. Errors are
 one line on stderr: exit 1 when something is wrong with the log or the input names nothing (a malformed or
-unknown id, a database that does not connect or needs `alembic upgrade head`), exit 2 for bad usage (a
-`--since` in no accepted form, an unusable setting). `bot/cli.py` registers the group with
+unknown id, a database that does not connect or needs `alembic upgrade head`, a requeued exchange not written),
+exit 2 for bad usage (a `--since` in no accepted form, an unusable setting, `requeue` with neither ids nor `--all`). `bot/cli.py` registers the group with
 `main.add_command(review)`; until then `python -m bot.review` runs it.
 """
 
@@ -277,6 +277,58 @@ async def recheck_command(all_flagged: bool, as_json: bool) -> None:
     if came_back:
         fail(f"{plural(len(came_back), 'confirmed-bad citation')} came back: "
              + ", ".join(r.before.id for r in came_back))
+
+
+# -- requeue -------------------------------------------------------------------------------------
+
+
+@review.command("requeue")
+@click.argument("exchange_ids", nargs=-1, metavar="[ID]...")
+@click.option("--all", "everything", is_flag=True, help="Every exchange the database refused.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: the ids requeued, written, refused again "
+              "and still waiting.")
+@_run
+async def requeue_command(exchange_ids: tuple[str, ...], everything: bool, as_json: bool) -> None:
+    """Write the exchanges the database refused (`list --errors`) again, once the cause is fixed: back into the
+    journal in the order they were set aside, then replayed at once; one refused again is set aside again. Exit 0
+    when every one is in the log, 1 when one was refused again or still waits in the journal."""
+    if everything == bool(exchange_ids):
+        fail("name the exchanges to requeue (the ids `verbatim review list --errors` shows) or pass --all, not both",
+             code=2)
+    wanted = {parse_exchange_id(exchange_id) for exchange_id in exchange_ids}
+    settings = load_settings()
+    journal = Journal.in_home(settings.verbatim_home)
+    async with open_log(settings) as sessions:  # a log that cannot take them stops the command before they move
+        if wanted:
+            set_aside = {letter.record.id for letter in await asyncio.to_thread(journal.dead_letters)}
+            missing = sorted(wanted - set_aside)
+            if missing:
+                raise ReviewError(f"no exchange with id {missing[0]} is set aside: `verbatim review list --errors` "
+                                  "shows the ones that are")
+        moved = [record.id for record in await asyncio.to_thread(journal.requeue, wanted or None)]
+        if moved:
+            await journal.replay(sessions)
+    refused = {letter.record.id for letter in await asyncio.to_thread(journal.dead_letters)}
+    waiting = set(await asyncio.to_thread(journal.waiting_ids))
+    outcome = {"requeued": moved, "written": [i for i in moved if i not in refused and i not in waiting],
+               "refused_again": [i for i in moved if i in refused], "waiting": [i for i in moved if i in waiting]}
+    if as_json:
+        _echo_json(outcome)
+    elif not moved:
+        click.echo("nothing to requeue: no exchange is set aside")
+    else:
+        click.echo(f"requeued {plural(len(moved), 'exchange')}: {len(outcome['written'])} written to the log")
+        if outcome["refused_again"]:
+            click.echo(f"{plural(len(outcome['refused_again']), 'exchange')} refused again, set aside in "
+                       f"{journal.dead_path}: {', '.join(outcome['refused_again'])}")
+        if outcome["waiting"]:
+            click.echo(f"{plural(len(outcome['waiting']), 'exchange')} still waiting in the journal (the database "
+                       f"went away, or another process is replaying it; `verbatim serve` writes them when it can): "
+                       f"{', '.join(outcome['waiting'])}")
+    not_in_log = outcome["refused_again"] + outcome["waiting"]
+    if not_in_log:
+        fail(f"{len(not_in_log)} of {plural(len(moved), 'requeued exchange')} not in the log: "
+             + ", ".join(not_in_log))
 
 
 # -- export --------------------------------------------------------------------------------------
