@@ -30,6 +30,7 @@ from bot.handoffs import Handoffs
 from bot.in_flight import InFlight
 from bot.instance import Instance
 from bot.metrics import Metrics
+from bot.private_replies import PrivateReplies
 from bot.settings import Settings
 from bot.slack.concurrency import ChannelOrder
 from bot.slack.errors import SLACK_ERRORS, slack_error
@@ -155,6 +156,7 @@ class SlackDeps:
     claims: Claims = field(init=False)
     verdicts: Verdicts = field(init=False)
     handoffs: Handoffs = field(init=False)
+    private_replies: PrivateReplies = field(init=False)  # private-first answers, kept for "Share in thread"
     channels: ChannelsFile = field(init=False)  # each channel's mode and hand-off group, read again on a change
 
     def __post_init__(self) -> None:
@@ -171,6 +173,7 @@ class SlackDeps:
         self.claims = Claims(self.log.sessions, self.instance, self.options.claim_lease_s)
         self.verdicts = Verdicts(self.log.sessions)
         self.handoffs = Handoffs(self.log.sessions)
+        self.private_replies = PrivateReplies(self.log.sessions)
 
     @property
     def limits(self) -> Limits:

@@ -22,6 +22,9 @@ Rules of the edge, each applied here so nothing below needs to know Slack's payl
 - A **feedback click** is a ``block_actions`` payload whose action is the answer's feedback buttons
   (``FEEDBACK_ACTION``, native ``feedback_buttons`` or the plain button pair), on a message in a channel.
 - A **hand-off click** is the same payload on the "Ask a person" button (``HANDOFF_ACTION``).
+- A **share click** is the same payload on **Share in thread** (``SHARE_ACTION``), a button only an ephemeral
+  message carries (a private-first channel's answer): Slack sends no ``message`` with it, only the container's
+  ``message_ts`` and ``channel_id``, which is all a click is parsed from.
 """
 
 from __future__ import annotations
@@ -149,6 +152,20 @@ class HandoffClick:
     at: datetime
 
 
+SHARE_ACTION, SHARE_VALUE = "verbatim_share", "share"  # "Share in thread", under a private-first answer
+
+
+@dataclass(frozen=True, slots=True)
+class ShareClick:
+    """The asker clicked "Share in thread" under the answer only they were shown."""
+
+    team_id: str | None
+    user: str
+    channel: str
+    message_ts: str  # the ephemeral answer the button is on
+    at: datetime
+
+
 def retry_number(headers: Mapping[str, Sequence[str] | str]) -> int:
     """Slack's delivery attempt: 0 first, then 1, 2 … (HTTP ``X-Slack-Retry-Num``; Socket Mode's
     ``retry_attempt``, which Bolt passes as the same header, "0" on first delivery)."""
@@ -246,6 +263,16 @@ def parse_handoff(body: Mapping[str, Any]) -> HandoffClick | None:
     action, team, user, channel, message_ts = clicked
     return HandoffClick(team_id=team, user=user, channel=channel, message_ts=message_ts,
                         at=_event_time(action.get("action_ts")))
+
+
+def parse_share(body: Mapping[str, Any]) -> ShareClick | None:
+    """The click of a ``block_actions`` payload on "Share in thread", or None."""
+    clicked = _click(body, SHARE_ACTION, (SHARE_VALUE,))
+    if clicked is None:
+        return None
+    action, team, user, channel, message_ts = clicked
+    return ShareClick(team_id=team, user=user, channel=channel, message_ts=message_ts,
+                      at=_event_time(action.get("action_ts")))
 
 
 def _click(body: Mapping[str, Any], action_id: str,

@@ -47,6 +47,7 @@ async def test_a_click_brings_the_group_in_once_and_shows_in_the_queue(handoff_b
 
     await bot.click(HELP, reply["ts"], HANDOFF_ACTION, HANDOFF_VALUE, user=slack.asker)
     await bot.settle()
+    slack.add_member(HELP, "U0SOMEONE")  # a colleague in the channel (Slack tells members only, ephemerally)
     await bot.click(HELP, reply["ts"], HANDOFF_ACTION, HANDOFF_VALUE, user="U0SOMEONE")  # a second click
     await bot.click(HELP, reply["ts"], HANDOFF_ACTION, HANDOFF_VALUE, user=slack.asker)  # as if redelivered
     await bot.settle()
