@@ -35,11 +35,11 @@ from bot.answer.wording import source_line, wording_for
 from bot.slack.events import (
     FEEDBACK_ACTION,
     HANDOFF_ACTION,
-    HANDOFF_VALUE,
     NEGATIVE,
     POSITIVE,
     SHARE_ACTION,
     SHARE_VALUE,
+    handoff_value,
 )
 from bot.slack.messages import slack_wording_for
 from bot.slack.text import escape_mrkdwn, fit_mrkdwn, link, shorten
@@ -136,11 +136,19 @@ def feedback_block(language: str, *, native: bool = True) -> Block:
         for value, emoji, label in ((POSITIVE, "👍", words.helpful), (NEGATIVE, "👎", words.unhelpful))]}
 
 
-def handoff_block(language: str) -> Block:
-    """The "Ask a person" button (``HANDOFF_ACTION``): one click brings the channel's hand-off group in."""
+def handoff_block(language: str, reply_ts: str | None = None) -> Block:
+    """The "Ask a person" button (``HANDOFF_ACTION``): one click brings the channel's hand-off group in; away
+    from the answer (``reply_ts``: the answer's message) its value names the answer."""
     return {"type": "actions", "elements": [{
-        "type": "button", "action_id": HANDOFF_ACTION, "value": HANDOFF_VALUE,
+        "type": "button", "action_id": HANDOFF_ACTION, "value": handoff_value(reply_ts),
         "text": {"type": "plain_text", "text": slack_wording_for(language).ask_person, "emoji": True}}]}
+
+
+def handoff_offer_message(language: str, reply_ts: str) -> SlackMessage:
+    """What a 👎 on the answer ``reply_ts`` brings its clicker (ephemeral): the offer of a person, one click away."""
+    words = slack_wording_for(language).handoff_offer
+    return SlackMessage(text=_fallback(words, language),
+                        blocks=(_section(escape_mrkdwn(words)), handoff_block(language, reply_ts)))
 
 
 def private_blocks(language: str) -> list[Block]:

@@ -32,6 +32,7 @@ class SlackWording:
     handoff_before: str  # to a later clicker: someone already asked for a person here
     handoff_failed: str  # to the clicker when nobody could be told (Slack or the log refused)
     handoff_nobody: str  # to the clicker where the channel names no hand-off group
+    handoff_offer: str  # to whoever clicked 👎, above the "Ask a person" button (ephemeral)
     private_note: str  # above the buttons of an answer only the asker sees (a private-first channel)
     share: str  # the "Share in thread" button
     share_done: str  # to the asker once their answer is posted in the thread
@@ -61,6 +62,7 @@ SLACK_WORDING = {
         handoff_before="A person was already asked to help in this thread.",
         handoff_failed="Sorry, I could not reach anyone just now. Please ask in the channel.",
         handoff_nobody="No one is set up to take questions handed off from this channel. Please ask in the channel.",
+        handoff_offer="Sorry this did not help. A person can take a look:",
         private_note="Only you can see this answer. Share it in the thread if it helps others.",
         share="Share in thread",
         share_done="Shared: the answer is now in the thread for everyone.",
@@ -88,6 +90,7 @@ SLACK_WORDING = {
         handoff_before="このスレッドでは、すでに担当者に依頼済みです。",
         handoff_failed="申し訳ありません。現在担当者に連絡できません。チャンネルで直接質問してください。",
         handoff_nobody="このチャンネルには引き継ぎ先が設定されていません。チャンネルで直接質問してください。",
+        handoff_offer="お役に立てず申し訳ありません。担当者に確認してもらえます:",
         private_note="この回答はあなたにだけ表示されています。他の人の役に立ちそうなら、スレッドに共有してください。",
         share="スレッドに共有",
         share_done="共有しました。回答がスレッドの全員に表示されます。",
@@ -115,6 +118,7 @@ SLACK_WORDING = {
         handoff_before="В этой ветке уже попросили помощи человека.",
         handoff_failed="Извините, сейчас не удалось никого позвать. Спросите, пожалуйста, в канале.",
         handoff_nobody="Для этого канала не настроено, кому передавать вопросы. Спросите, пожалуйста, в канале.",
+        handoff_offer="Жаль, что ответ не помог. Можно позвать человека:",
         private_note="Этот ответ видите только вы. Поделитесь им в ветке, если он поможет другим.",
         share="Поделиться в ветке",
         share_done="Готово: ответ теперь виден всем в ветке.",
