@@ -211,6 +211,7 @@ def _slack_ids(question: SlackQuestion) -> SlackIds:
 def _render_options(deps: SlackDeps, settings: ChannelSettings, question: SlackQuestion) -> RenderOptions:
     return RenderOptions(flag_reaction=deps.options.first_flag_reaction, native_feedback=deps.options.native_feedback,
                          handoff=bool(settings.handoff) and not question.private,
+                         escalation=question.private and deps.options.escalation_channel is not None,
                          private=settings.private_first and not question.private)
 
 

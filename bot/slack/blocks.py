@@ -35,6 +35,7 @@ from bot.answer.wording import source_line, wording_for
 from bot.slack.events import (
     FEEDBACK_ACTION,
     HANDOFF_ACTION,
+    HANDOFF_WITH_QUESTION,
     NEGATIVE,
     POSITIVE,
     SHARE_ACTION,
@@ -78,6 +79,7 @@ class RenderOptions:
     native_feedback: bool = True  # Slack's feedback_buttons; False: a plain button pair
     handoff: bool = False  # the "Ask a person" button beside them (the channel names a hand-off group)
     private: bool = False  # shown to the asker only: a note saying so and the "Share in thread" button
+    escalation: bool = False  # a DM's hand-off (to ESCALATION_CHANNEL): two buttons, each with a confirm dialog
 
 
 def answer_message(result: AnswerResult, options: RenderOptions = RenderOptions()) -> SlackMessage:
@@ -88,7 +90,9 @@ def answer_message(result: AnswerResult, options: RenderOptions = RenderOptions(
         blocks = _no_support_blocks(result, options)
     if options.feedback:
         blocks.append(feedback_block(result.language, native=options.native_feedback))
-    if options.handoff:
+    if options.escalation:
+        blocks.append(escalation_block(result.language))
+    elif options.handoff:
         blocks.append(handoff_block(result.language))
     if options.private:
         blocks.extend(private_blocks(result.language))
@@ -144,6 +148,25 @@ def handoff_block(language: str, reply_ts: str | None = None) -> Block:
         "text": {"type": "plain_text", "text": slack_wording_for(language).ask_person, "emoji": True}}]}
 
 
+def escalation_block(language: str) -> Block:
+    """In a DM or the assistant pane: "Ask a person" (a link to the conversation only) and "… with my question"
+    (its text too), each behind Slack's confirm dialog saying what a person in the escalation channel will see."""
+    words = slack_wording_for(language)
+
+    def button(action_id: str, value: str, label: str, said: str) -> Block:
+        return {"type": "button", "action_id": action_id, "value": value,
+                "text": {"type": "plain_text", "text": label, "emoji": True},
+                "confirm": {"title": {"type": "plain_text", "text": words.confirm_title},
+                            "text": {"type": "plain_text", "text": said},
+                            "confirm": {"type": "plain_text", "text": words.confirm_yes},
+                            "deny": {"type": "plain_text", "text": words.confirm_no}}}
+
+    return {"type": "actions", "elements": [
+        button(HANDOFF_ACTION, handoff_value(), words.ask_person, words.confirm_without),
+        button(f"{HANDOFF_ACTION}_with_question", HANDOFF_WITH_QUESTION, words.ask_person_with_question,
+               words.confirm_with)]}
+
+
 def handoff_offer_message(language: str, reply_ts: str) -> SlackMessage:
     """What a 👎 on the answer ``reply_ts`` brings its clicker (ephemeral): the offer of a person, one click away."""
     words = slack_wording_for(language).handoff_offer
@@ -175,7 +198,7 @@ def _private_trailer(options: RenderOptions) -> int:
 def _answered_blocks(result: AnswerResult, options: RenderOptions) -> list[Block]:
     words = slack_wording_for(result.language)
     views = citations(result)
-    trailer = ((1 if options.flag_reaction else 0) + (1 if options.feedback else 0) + (1 if options.handoff else 0)
+    trailer = ((1 if options.flag_reaction else 0) + (1 if options.feedback else 0) + (1 if options.handoff or options.escalation else 0)
                + _private_trailer(options))
     blocks: list[Block] = []
     shown, previous_claim = 0, None
@@ -205,7 +228,8 @@ def _no_support_blocks(result: AnswerResult, options: RenderOptions) -> list[Blo
     fragments = nearest(result)
     if fragments:
         blocks.append(_context(escape_mrkdwn(words.nearest)))
-    trailer = (1 if options.feedback else 0) + (1 if options.handoff else 0) + _private_trailer(options)
+    trailer = ((1 if options.feedback else 0) + (1 if options.handoff or options.escalation else 0)
+               + _private_trailer(options))
     for view in fragments:
         group = _quote_with_source(view, result.language, label=None)
         if len(blocks) + len(group) + trailer > MAX_BLOCKS:

@@ -73,6 +73,7 @@ class SlackOptions:
     assistant_prompts: tuple[str, ...] = ()  # suggested when an assistant thread starts; (): the generic ones
     native_feedback: bool = field(default_factory=lambda: _has_feedback_buttons())  # else the plain button pair
     channels_file: Path | None = None  # per-channel settings (bot.channels); None: every channel is "mention"
+    escalation_channel: str | None = None  # where a DM's "Ask a person" is posted; None: no button in DMs
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SlackOptions:
@@ -86,6 +87,7 @@ class SlackOptions:
             dm_visibility=parse_dm_visibility(settings.dm_visibility), membership_cache_s=settings.membership_cache_s,
             assistant_prompts=tuple(p.strip() for p in settings.assistant_prompts.split("|") if p.strip()),
             channels_file=settings.channels_path(),
+            escalation_channel=settings.escalation_channel or None,
         )
 
 

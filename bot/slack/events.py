@@ -142,6 +142,8 @@ class FeedbackClick:
 
 
 HANDOFF_ACTION, HANDOFF_VALUE = "verbatim_handoff", "ask_person"  # the "Ask a person" button
+# In a DM, the second button (its own action id: ids are unique in a message): the asker agreed to send the text.
+HANDOFF_WITH_QUESTION = "ask_person_with_question"
 
 
 def handoff_value(reply_ts: str | None = None) -> str:
@@ -160,6 +162,7 @@ class HandoffClick:
     channel: str
     message_ts: str  # the bot's reply the button is on
     at: datetime
+    with_question: bool = False  # in a DM: the asker agreed that the question's text goes with the hand-off
 
 
 SHARE_ACTION, SHARE_VALUE = "verbatim_share", "share"  # "Share in thread", under a private-first answer
@@ -267,14 +270,15 @@ def parse_feedback(body: Mapping[str, Any]) -> FeedbackClick | None:
 
 def parse_handoff(body: Mapping[str, Any]) -> HandoffClick | None:
     """The click of a ``block_actions`` payload on the "Ask a person" button, or None."""
-    clicked = _click(body, HANDOFF_ACTION, lambda value: value == HANDOFF_VALUE
+    clicked = _click(body, HANDOFF_ACTION, lambda value: value in (HANDOFF_VALUE, HANDOFF_WITH_QUESTION)
                      or (value.startswith(f"{HANDOFF_VALUE}:") and _TS.match(value[len(HANDOFF_VALUE) + 1:]) is not None))
     if clicked is None:
         return None
     action, team, user, channel, message_ts = clicked
     _, _, named = str(action["value"]).partition(":")
     return HandoffClick(team_id=team, user=user, channel=channel, message_ts=named or message_ts,
-                        at=_event_time(action.get("action_ts")))
+                        at=_event_time(action.get("action_ts")),
+                        with_question=action["value"] == HANDOFF_WITH_QUESTION)
 
 
 def parse_share(body: Mapping[str, Any]) -> ShareClick | None:

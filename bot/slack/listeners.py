@@ -136,7 +136,7 @@ def register(app: AsyncApp, deps: SlackDeps) -> None:
     app.event("assistant_thread_started")(_bind(on_assistant_thread, deps))
     app.event("assistant_thread_context_changed")(_bind(on_assistant_thread, deps))
     app.action(re.compile(f"^{FEEDBACK_ACTION}"))(_bind_action(on_feedback, deps))
-    app.action(HANDOFF_ACTION)(_bind_action(on_handoff, deps))
+    app.action(re.compile(f"^{HANDOFF_ACTION}"))(_bind_action(on_handoff, deps))  # and its DM "with my question"
     app.action(SHARE_ACTION)(_bind_action(on_share, deps))
     app.error(_bind_error(deps))
 
