@@ -7,7 +7,7 @@ Rules of the file:
   ``off``: the bot does not answer there), ``handoff`` (the user group ``S…`` or users ``U…``/``W…`` an
   "Ask a person" click brings in: one id or a list), ``threshold`` (in ``every_question`` mode, the least
   evidence probability the bot speaks at; stricter than the answer decision's own by default) and
-  ``private_first``.
+  ``private_first`` (the answer is shown to the asker only, with "Share in thread": ``bot.slack.share``).
 - Unknown keys, modes or ids are refused, never guessed: a bad file is one error naming the file, the line and
   what to do (``ChannelsFileError``). While the bot runs, a bad edit is logged and the settings it had stay.
 - The file is read again when it changes (its modification time and size), so a channel can be switched on or

@@ -37,6 +37,7 @@ class AnsweredQuestion:
     question: str
     asker: str | None  # the Slack user who asked
     thread_ts: str | None
+    question_ts: str | None  # the question's own message (a DM hand-off links to it)
     answered: bool  # the bot answered with quotes (else: it found no support)
     language: str | None
 
@@ -64,7 +65,7 @@ class Handoffs:
                 if record is None:
                     return None
                 answer = AnsweredQuestion(record.id, record.question, record.user_id, record.thread_ts,
-                                          record.outcome == "answered", record.language)
+                                          record.question_ts, record.outcome == "answered", record.language)
                 if not claim:
                     return HandoffTaken(answer, None)
                 try:

@@ -10,6 +10,8 @@ packages below ``bot`` receive small config dataclasses built here, not this obj
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 from typing import Literal
 
@@ -135,6 +137,9 @@ class Settings(BaseSettings):
     # Per-channel settings (mode mention / every_question / off, the hand-off group, private_first): a TOML
     # file, read again when it changes; empty: VERBATIM_HOME/channels.toml (none there: every channel is mention).
     channels_file: Path | None = None
+    # The channel (C… or G…) where "Ask a person" from a DM or the assistant pane is posted, with a link to the
+    # question (its text only if the asker agrees in the button's dialog); empty: no hand-off button in DMs.
+    escalation_channel: str = ""
     # A claimed question is a lease this long, renewed while it is answered; a claim whose lease ran out (or
     # whose process on this host is gone) is taken over by a retry or by the sweep of another instance.
     claim_lease_s: float = Field(default=30.0, ge=3.0)
@@ -161,6 +166,14 @@ class Settings(BaseSettings):
     @classmethod
     def _expand_user(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None
+
+    @field_validator("escalation_channel")
+    @classmethod
+    def _escalation_channel(cls, value: str) -> str:
+        value = value.strip()
+        if value and re.fullmatch(r"[CG][A-Z0-9]{2,}", value) is None:
+            raise ValueError(f"ESCALATION_CHANNEL {value!r} is not a channel id (C… or G…, from the channel's details)")
+        return value
 
     @field_validator("dm_visibility")
     @classmethod

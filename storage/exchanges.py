@@ -24,11 +24,11 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, delete, exists, func, select
+from sqlalchemy import ColumnElement, Select, and_, delete, exists, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
-from storage.models import Citation, Exchange, Feedback, Flag, Handoff, RetrievedChunk
+from storage.models import Citation, Exchange, Feedback, Flag, Handoff, PrivateReply, RetrievedChunk
 from storage.records import (
     OUTCOMES,
     CitationRecord,
@@ -85,10 +85,14 @@ async def get_exchange(session: AsyncSession, exchange_id: str) -> ExchangeRecor
 
 
 async def find_by_reply(session: AsyncSession, channel_id: str, reply_ts: str) -> ExchangeRecord | None:
-    """The exchange whose reply is the Slack message `reply_ts` in `channel_id` (reactions land there)."""
+    """The exchange whose reply is the Slack message `reply_ts` in `channel_id` (reactions land there): its
+    posted reply, or the ephemeral one a private-first channel showed the asker (its buttons' clicks carry that)."""
+    shown_privately = select(PrivateReply.exchange_id).where(PrivateReply.channel_id == channel_id,
+                                                             PrivateReply.message_ts == reply_ts)
     statement = (
         select(Exchange)
-        .where(Exchange.channel_id == channel_id, Exchange.reply_ts == reply_ts)
+        .where(Exchange.channel_id == channel_id,
+               or_(Exchange.reply_ts == reply_ts, Exchange.id.in_(shown_privately)))
         .order_by(Exchange.created_at.desc())
         .limit(1)
     )

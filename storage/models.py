@@ -239,6 +239,27 @@ class Handoff(Base):
     message_ts: Mapped[str | None] = mapped_column(String())
 
 
+class PrivateReply(Base):
+    """A private-first channel's reply, shown to the asker only (an ephemeral message, which Slack keeps nowhere):
+    the message as they saw it, and whether they shared it in the thread. One row per exchange; ``shared_at`` set
+    once is what keeps a second click, or Slack delivering one twice, from posting the answer again."""
+
+    __tablename__ = "private_replies"
+    __table_args__ = (Index("ix_private_replies_channel_id_message_ts", "channel_id", "message_ts"),)
+
+    exchange_id: Mapped[str] = mapped_column(
+        String(UUID_LENGTH), ForeignKey("exchanges.id", ondelete="CASCADE"), primary_key=True
+    )
+    channel_id: Mapped[str] = mapped_column(String())
+    user_id: Mapped[str] = mapped_column(String())  # the asker, the only one who saw it
+    message_ts: Mapped[str] = mapped_column(String())  # the ephemeral message (its buttons' clicks carry it)
+    message: Mapped[dict[str, Any]]  # {"text": …, "blocks": […]}: what the asker saw
+    created_at: Mapped[datetime]
+    shared_by: Mapped[str | None] = mapped_column(String())
+    shared_at: Mapped[datetime | None]
+    shared_ts: Mapped[str | None] = mapped_column(String())  # the reply posted in the thread, once shared
+
+
 class Suppression(Base):
     """A chunk a lead confirmed bad for one question: never quoted again for it, nor for a near-duplicate.
 

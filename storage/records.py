@@ -189,6 +189,25 @@ class HandoffRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class PrivateReplyRecord:
+    """A reply shown to the asker only (a private-first channel): what they saw, and whether they shared it."""
+
+    exchange_id: str
+    channel_id: str
+    user_id: str  # the asker
+    message_ts: str  # the ephemeral message
+    message: dict[str, Any]  # {"text": …, "blocks": […]}, as posted
+    created_at: datetime
+    shared_by: str | None = None
+    shared_at: datetime | None = None
+    shared_ts: str | None = None  # the reply in the thread, once posted
+
+    def __post_init__(self) -> None:
+        require_aware("created_at", self.created_at)
+        require_aware("shared_at", self.shared_at)
+
+
+@dataclass(frozen=True, slots=True)
 class FlagRecord:
     """A reaction on the bot's reply. It counts as a flag only when `is_lead` and not removed."""
 

@@ -91,24 +91,27 @@ def review() -> None:
 @click.option("--no-support", is_flag=True, help="Exchanges answered with 'no support found'.")
 @click.option("--errors", is_flag=True, help="Exchanges that ended in an error reply, and those the database "
               "refused (set aside by the journal).")
+@click.option("--handed-off", is_flag=True, help="Exchanges someone handed off to a person (\"Ask a person\").")
 @click.option("--all", "everything", is_flag=True, help="Every exchange, not only the review queue.")
 @click.option("--since", help=SINCE_HELP)
 @click.option("--channel", help="Only this Slack channel id.")
 @click.option("-n", "--limit", type=click.IntRange(1, 100_000), default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @_run
-async def list_command(flagged: bool, no_support: bool, errors: bool, everything: bool, since: str | None,
-                       channel: str | None, limit: int, as_json: bool) -> None:
-    """The review queue, newest first: flagged, no-support and error exchanges, and questions stuck pending (each
-    option narrows to it); then the exchanges the database refused, kept in the journal's dead-letter file."""
+async def list_command(flagged: bool, no_support: bool, errors: bool, handed_off: bool, everything: bool,
+                       since: str | None, channel: str | None, limit: int, as_json: bool) -> None:
+    """The review queue, newest first: flagged, asker-unhappy, handed-off, no-support and error exchanges, and
+    questions stuck pending (each option narrows to it); then the exchanges the database refused, kept in the
+    journal's dead-letter file."""
     start = _since(since)
     settings = load_settings()
     async with open_log(settings) as sessions, sessions() as session:
         queue = await review_queue(session, flagged=flagged, no_support=no_support, errors=errors,
-                                   everything=everything, channel_id=channel, since=start, limit=limit)
+                                   handed_off=handed_off, everything=everything, channel_id=channel, since=start,
+                                   limit=limit)
     journal = Journal.in_home(settings.verbatim_home)
     refused = []
-    if not everything and (errors or not (flagged or no_support)):  # --errors, or the default queue
+    if not everything and (errors or not (flagged or no_support or handed_off)):  # --errors, or the default queue
         # Not in the log at all: the journal's dead-letter file keeps them.
         letters = await asyncio.to_thread(journal.dead_letters)
         refused = sorted((letter for letter in letters
@@ -149,12 +152,14 @@ async def show_command(exchange_id: str, as_json: bool, context_chars: int, no_i
     settings = load_settings()
     async with open_log(settings) as sessions:
         record, flags = await desk.read_exchange(sessions, exchange_id)
+        handling = await desk.read_handling(sessions, exchange_id)
     if no_index:
         result = await desk.review_exchange(record, flags, IndexUnavailable("not read: --no-index"),
-                                            context_chars=context_chars)
+                                            context_chars=context_chars, handling=handling)
     else:
         async with open_chunk_lookup(settings) as lookup:
-            result = await desk.review_exchange(record, flags, lookup, context_chars=context_chars)
+            result = await desk.review_exchange(record, flags, lookup, context_chars=context_chars,
+                                                handling=handling)
     if as_json:
         _echo_json(review_to_json(result))
         return

@@ -22,13 +22,15 @@ from bot.review.export import PriorTurn, eval_question
 from bot.review.gaps import GapsReport, build_topics, gap_question, in_order
 from bot.review.learning import Learning, learn
 from bot.review.lookup import DEFAULT_TIMEOUT_S, ChunkLookup, read_index
-from bot.review.model import ExchangeReview, build_review
+from bot.review.model import ExchangeReview, Handling, build_review
 from bot.review.queries import review_queue
 from bot.review.quotes import DEFAULT_CONTEXT_CHARS
 from bot.review.suppressed import SuppressedChunk, by_chunk
 from storage.errors import UnknownExchange
 from storage.exchanges import get_exchange, thread_turns, with_outcome
 from storage.flags import flags_for, resolve_flag
+from storage.handoffs import handoff_for
+from storage.private_replies import private_reply_for
 from storage.records import ExchangeRecord, FlagRecord, Resolution, SuppressionRecord
 from storage.suppressions import for_exchanges, in_force
 
@@ -50,6 +52,12 @@ async def read_exchange(sessions: Sessions, exchange_id: str) -> tuple[ExchangeR
         return record, await flags_for(session, exchange_id)
 
 
+async def read_handling(sessions: Sessions, exchange_id: str) -> Handling:
+    """The exchange's hand-off and private reply, as far as it has them."""
+    async with sessions() as session:
+        return Handling(await handoff_for(session, exchange_id), await private_reply_for(session, exchange_id))
+
+
 async def review_exchange(
     record: ExchangeRecord,
     flags: list[FlagRecord],
@@ -57,6 +65,7 @@ async def review_exchange(
     *,
     context_chars: int = DEFAULT_CONTEXT_CHARS,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    handling: Handling = Handling(),
 ) -> ExchangeReview:
     """The exchange with each quote placed in its chunk and each cited version checked against the index."""
     index = await read_index(
@@ -65,7 +74,7 @@ async def review_exchange(
         [citation.document_id for citation in record.citations],
         timeout_s=timeout_s,
     )
-    return build_review(record, flags, index, context_chars=context_chars)
+    return build_review(record, flags, index, context_chars=context_chars, handling=handling)
 
 
 async def resolve_flags(

@@ -30,7 +30,15 @@ from bot.review.quotes import DEFAULT_CONTEXT_CHARS, Excerpt, excerpt, locate_qu
 from bot.review.suppressed import suppressed_line
 from retrieval.chunks import Chunk
 from retrieval.store import DocumentRecord
-from storage.records import CitationRecord, ExchangeRecord, FlagRecord, exchange_to_json
+from bot.review.formatting import moment
+from storage.records import (
+    CitationRecord,
+    ExchangeRecord,
+    FlagRecord,
+    HandoffRecord,
+    PrivateReplyRecord,
+    exchange_to_json,
+)
 
 
 class VersionState(StrEnum):
@@ -57,6 +65,32 @@ class CitationView:
 
 
 @dataclass(frozen=True, slots=True)
+class Handling:
+    """What people did with the exchange in Slack beyond flags and votes: the hand-off to a person, and (a
+    private-first channel) the reply only the asker saw and whether they shared it."""
+
+    handoff: HandoffRecord | None = None
+    private_reply: PrivateReplyRecord | None = None
+
+
+def handling_lines(handling: Handling) -> tuple[str, ...]:
+    """One line each for the review (``show`` and the desk): who handed it off and when; who saw it privately and
+    whether it was shared. Pure."""
+    lines: list[str] = []
+    handoff, private = handling.handoff, handling.private_reply
+    if handoff is not None:
+        post = f" (hand-off message {handoff.message_ts})" if handoff.message_ts else " (hand-off message not noted)"
+        lines.append(f"Handed off to a person by {handoff.user_id} at {moment(handoff.created_at)}{post}")
+    if private is not None:
+        shown = f"Shown to the asker {private.user_id} only (private first)"
+        if private.shared_at is not None:
+            lines.append(f"{shown}; shared in the thread by {private.shared_by} at {moment(private.shared_at)}")
+        else:
+            lines.append(f"{shown}; not shared in the thread")
+    return tuple(lines)
+
+
+@dataclass(frozen=True, slots=True)
 class ExchangeReview:
     """An exchange with its citations placed in their chunks, its flags, and why the index said nothing."""
 
@@ -65,6 +99,7 @@ class ExchangeReview:
     rejected: tuple[CitationView, ...]
     flags: tuple[FlagRecord, ...]  # every reaction recorded, oldest first
     index_unavailable: str | None
+    handling: Handling = Handling()
 
     @property
     def lead_flags(self) -> tuple[FlagRecord, ...]:
@@ -106,6 +141,7 @@ def build_review(
     index: IndexView,
     *,
     context_chars: int = DEFAULT_CONTEXT_CHARS,
+    handling: Handling = Handling(),
 ) -> ExchangeReview:
     """Join the log's record of an exchange with what the index holds now."""
     views = [
@@ -118,6 +154,7 @@ def build_review(
         rejected=tuple(view for view in views if not view.citation.kept),
         flags=tuple(flags),
         index_unavailable=index.unavailable,
+        handling=handling,
     )
 
 
@@ -170,6 +207,12 @@ def review_to_json(review: ExchangeReview) -> dict[str, Any]:
     data["stale"] = review.stale
     data["removed"] = review.removed
     data["suppressed_line"] = suppressed_line(review.exchange)
+    handoff, private = review.handling.handoff, review.handling.private_reply
+    data["handoff"] = None if handoff is None else {
+        "user_id": handoff.user_id, "at": _iso(handoff.created_at), "message_ts": handoff.message_ts}
+    data["private_reply"] = None if private is None else {
+        "user_id": private.user_id, "message_ts": private.message_ts, "shared_by": private.shared_by,
+        "shared_at": _iso(private.shared_at), "shared_ts": private.shared_ts}
     return data
 
 

@@ -27,7 +27,7 @@ from bot.review.formatting import (
 )
 from bot.review.html_safe import Markup, esc, fmt, join
 from bot.review.judged import judge_heading, judged_lines
-from bot.review.model import CitationView, ExchangeReview, VersionState
+from bot.review.model import CitationView, ExchangeReview, VersionState, handling_lines
 from bot.review.suppressed import suppressed_line
 from bot.review.text import route_text, timings_text
 from storage.records import (
@@ -296,6 +296,7 @@ def exchange_page(review: ExchangeReview, *, csrf: str, reviewer: str, notice: s
     suppressed = suppressed_line(ex)
     if suppressed is not None:
         banners.append(banner(suppressed + ".", "warn"))
+    banners.extend(banner(line + ".", "ok") for line in handling_lines(review.handling))
     if review.removed:
         banners.append(banner("A cited document has been removed from the index: the citations marked no longer "
                                "indexed quote a document the bot no longer answers from.", "warn"))

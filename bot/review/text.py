@@ -28,7 +28,7 @@ from bot.review.formatting import (
     score,
 )
 from bot.review.judged import judge_heading, judged_lines
-from bot.review.model import CitationView, ExchangeReview, VersionState
+from bot.review.model import CitationView, ExchangeReview, VersionState, handling_lines
 from bot.review.suppressed import suppressed_line
 from storage.journal import DeadLetter
 from storage.records import ChannelStats, DayStats, ExchangeSummary, FlagRecord, Metrics
@@ -199,6 +199,8 @@ def review_lines(review: ExchangeReview, *, plain: bool) -> Group:
     suppressed = suppressed_line(ex)
     if suppressed is not None:
         parts.append(Text(suppressed, style="bold yellow"))
+    for line in handling_lines(review.handling):
+        parts.append(Text(line, style="bold"))
     parts.append(Text(f"\nClaims ({len(review.kept)} kept)", style="bold"))
     for view in review.kept:
         parts.extend(_citation_lines(view, plain=plain))

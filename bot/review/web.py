@@ -242,7 +242,8 @@ async def exchange(request: web.Request, *, error: str | None = None, status: in
         record, flags = await desk.read_exchange(state.sessions, exchange_id)
     except (InvalidExchangeId, UnknownExchange) as missing:
         return _html(message_page("No such exchange", str(missing)), status=404)
-    review = await desk.review_exchange(record, flags, state.lookup)
+    review = await desk.review_exchange(record, flags, state.lookup,
+                                        handling=await desk.read_handling(state.sessions, exchange_id))
     return _html(exchange_page(
         review, csrf=csrf_token(state.key, request[SESSION]),
         reviewer=unquote(request.cookies.get(REVIEWER_COOKIE, "")),

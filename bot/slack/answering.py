@@ -14,6 +14,9 @@
     ask       bot.answer.ask, on its turn in the channel, with the thread's earlier turns as history: it answers,
               calls back here to reply (Block Kit in the question's thread; an error reply if answering or
               posting failed), and records the exchange (through the journal if the database is down)
+    private   in a private-first channel the answer (or no-support reply) goes to the asker only: an ephemeral
+              message in the thread with "Share in thread" (``bot.slack.share``); its ts is the exchange's
+              reply, and the message as they saw it is kept (``bot.private_replies``) for the share
 
 Exactly-once replies: every reply carries its exchange id in Slack's message metadata. Before the first post of
 a taken-over claim, the thread is searched for a reply with that id (the gone owner may have posted it just
@@ -73,6 +76,7 @@ class Attempt:
     taken: bool = False  # claimed: this process owes the asker a reply
     taken_over: bool = False  # the claim was left behind by another holder, who may have replied already
     reply_ts: str | None = None
+    private: SlackMessage | None = None  # the reply was shown to the asker only: this message
     logged: bool = False
 
     def holds(self, claim: Claim) -> None:
@@ -158,7 +162,8 @@ async def _answer_and_reply(question: SlackQuestion, history: tuple[Turn, ...], 
         refused = None
         if result is not None:  # Slack may refuse the answer: then the asker is told plainly
             options = _render_options(deps, reply.settings, question)
-            refused = await post_reply(question, answer_message(result, options), deps, attempt)
+            post = post_private if options.private else post_reply
+            refused = await post(question, answer_message(result, options), deps, attempt)
         if (error or refused) is not None and attempt.reply_ts is None:
             await post_reply(question, error_message(question.language, attempt.exchange_id), deps, attempt)
         ticket.replied()  # in order is about replies: the channel's next question need not wait for the record
@@ -168,7 +173,24 @@ async def _answer_and_reply(question: SlackQuestion, history: tuple[Turn, ...], 
                       _origin(question, attempt), limits=deps.limits, deliver=deliver)
     if attempt.reply_ts is not None:
         deps.metrics.replied(question.ts, attempt.reply_ts)
+    if attempt.private is not None and attempt.reply_ts is not None:
+        await _keep_private(question, deps, attempt, attempt.private, attempt.reply_ts)
     _logged(question, attempt, asked, deps)
+
+
+async def _keep_private(question: SlackQuestion, deps: SlackDeps, attempt: Attempt, message: SlackMessage,
+                        message_ts: str) -> None:
+    """Keep the answer the asker alone was shown, for "Share in thread"; without it only the share is lost."""
+    try:
+        kept = await deps.private_replies.keep(attempt.exchange_id, channel=question.channel, user=question.user,
+                                               message_ts=message_ts, message=message.as_kwargs(),
+                                               at=datetime.now(UTC))
+    except LogUnavailable as error:
+        kept = False
+        log.warning("could not keep the private reply of exchange %s (%s)", attempt.exchange_id, error.cause)
+    if not kept:
+        log.warning("exchange %s was shown privately but is not in the log yet: its Share button will not work",
+                    attempt.exchange_id)
 
 
 async def _service_question(question: SlackQuestion, history: tuple[Turn, ...], deps: SlackDeps) -> Question:
@@ -188,7 +210,9 @@ def _slack_ids(question: SlackQuestion) -> SlackIds:
 
 def _render_options(deps: SlackDeps, settings: ChannelSettings, question: SlackQuestion) -> RenderOptions:
     return RenderOptions(flag_reaction=deps.options.first_flag_reaction, native_feedback=deps.options.native_feedback,
-                         handoff=bool(settings.handoff) and not question.private)
+                         handoff=bool(settings.handoff) and not question.private,
+                         escalation=question.private and deps.options.escalation_channel is not None,
+                         private=settings.private_first and not question.private)
 
 
 def _origin(question: SlackQuestion, attempt: Attempt) -> Origin:
@@ -268,6 +292,24 @@ async def post_reply(question: SlackQuestion, message: SlackMessage, deps: Slack
                   slack_error(error))
         return error
     attempt.reply_ts = str(response.get("ts") or "") or None
+    deps.threads.add(f"{question.channel}:{question.reply_thread}")
+    return None
+
+
+async def post_private(question: SlackQuestion, message: SlackMessage, deps: SlackDeps,
+                       attempt: Attempt) -> BaseException | None:
+    """Show ``message`` to the asker only, in the question's thread (a private-first channel); None when shown,
+    else the Web API's error. Slack keeps no ephemeral message we could look for, so a taken-over claim cannot
+    tell whether the stopped instance showed it: the asker may then see it twice (never anyone else)."""
+    try:
+        response = await deps.client.chat_postEphemeral(channel=question.channel, user=question.user,
+                                                        thread_ts=question.reply_thread, **message.as_kwargs())
+    except SLACK_ERRORS as error:
+        log.error("cannot show the private reply to event %s in %s: %s", question.event_id, question.channel,
+                  slack_error(error))
+        return error
+    attempt.reply_ts = str(response.get("message_ts") or "") or None
+    attempt.private = message
     deps.threads.add(f"{question.channel}:{question.reply_thread}")
     return None
 

@@ -16,6 +16,9 @@ The rules this module keeps, whatever the answer holds:
   (``SlackOptions.native_feedback``), a plain ``actions`` block with two buttons of the same action and values.
   A click is the asker's feedback, never a lead's flag (those stay reactions). Where the channel names a
   hand-off group, an **Ask a person** button follows them (``HANDOFF_ACTION``, ``bot.slack.handoff``).
+- An answer shown to the asker only (a private-first channel, ``RenderOptions.private``) ends with a note saying
+  so and a **Share in thread** button (``SHARE_ACTION``, ``bot.slack.share``); both carry a ``block_id`` under
+  ``PRIVATE_BLOCK``, so ``shared_message`` can take exactly them out when the answer is posted for everyone.
 - Slack's limits hold: at most 50 blocks (quotes that do not fit are counted in a note, never dropped
   silently), at most 3,000 characters in a section. Every message has a plain-text ``text`` for
   notifications and screen readers.
@@ -29,7 +32,16 @@ from typing import TYPE_CHECKING, Any
 from bot.answer.render import CitationView, answer_text, citations, nearest
 from bot.answer.types import Answered, NoSupport, NoSupportReason
 from bot.answer.wording import source_line, wording_for
-from bot.slack.events import FEEDBACK_ACTION, HANDOFF_ACTION, HANDOFF_VALUE, NEGATIVE, POSITIVE
+from bot.slack.events import (
+    FEEDBACK_ACTION,
+    HANDOFF_ACTION,
+    HANDOFF_WITH_QUESTION,
+    NEGATIVE,
+    POSITIVE,
+    SHARE_ACTION,
+    SHARE_VALUE,
+    handoff_value,
+)
 from bot.slack.messages import slack_wording_for
 from bot.slack.text import escape_mrkdwn, fit_mrkdwn, link, shorten
 
@@ -45,6 +57,7 @@ QUOTE_CHARS = 2800  # one quote, shown; longer ones are cut at a word and marked
 TEXT_CHARS = 3000  # the plain-text fallback (notifications, screen readers)
 SOURCE_FIELD_CHARS = 150  # a title, section or version this long is cut in the source line
 CUT_MARK = " […]"
+PRIVATE_BLOCK = "verbatim_private"  # block_id prefix of what only the asker's copy of an answer carries
 _SENTENCE_ENDS = (".", "!", "?", "。", "！", "？", "…", ":", ";", "\"", "”", "»", "」", ")")
 
 
@@ -65,6 +78,8 @@ class RenderOptions:
     feedback: bool = True  # the 👍 / 👎 buttons under every answer
     native_feedback: bool = True  # Slack's feedback_buttons; False: a plain button pair
     handoff: bool = False  # the "Ask a person" button beside them (the channel names a hand-off group)
+    private: bool = False  # shown to the asker only: a note saying so and the "Share in thread" button
+    escalation: bool = False  # a DM's hand-off (to ESCALATION_CHANNEL): two buttons, each with a confirm dialog
 
 
 def answer_message(result: AnswerResult, options: RenderOptions = RenderOptions()) -> SlackMessage:
@@ -75,8 +90,12 @@ def answer_message(result: AnswerResult, options: RenderOptions = RenderOptions(
         blocks = _no_support_blocks(result, options)
     if options.feedback:
         blocks.append(feedback_block(result.language, native=options.native_feedback))
-    if options.handoff:
+    if options.escalation:
+        blocks.append(escalation_block(result.language))
+    elif options.handoff:
         blocks.append(handoff_block(result.language))
+    if options.private:
+        blocks.extend(private_blocks(result.language))
     return SlackMessage(text=_fallback(answer_text(result), result.language), blocks=tuple(blocks))
 
 
@@ -121,17 +140,66 @@ def feedback_block(language: str, *, native: bool = True) -> Block:
         for value, emoji, label in ((POSITIVE, "👍", words.helpful), (NEGATIVE, "👎", words.unhelpful))]}
 
 
-def handoff_block(language: str) -> Block:
-    """The "Ask a person" button (``HANDOFF_ACTION``): one click brings the channel's hand-off group in."""
+def handoff_block(language: str, reply_ts: str | None = None) -> Block:
+    """The "Ask a person" button (``HANDOFF_ACTION``): one click brings the channel's hand-off group in; away
+    from the answer (``reply_ts``: the answer's message) its value names the answer."""
     return {"type": "actions", "elements": [{
-        "type": "button", "action_id": HANDOFF_ACTION, "value": HANDOFF_VALUE,
+        "type": "button", "action_id": HANDOFF_ACTION, "value": handoff_value(reply_ts),
         "text": {"type": "plain_text", "text": slack_wording_for(language).ask_person, "emoji": True}}]}
+
+
+def escalation_block(language: str) -> Block:
+    """In a DM or the assistant pane: "Ask a person" (a link to the conversation only) and "… with my question"
+    (its text too), each behind Slack's confirm dialog saying what a person in the escalation channel will see."""
+    words = slack_wording_for(language)
+
+    def button(action_id: str, value: str, label: str, said: str) -> Block:
+        return {"type": "button", "action_id": action_id, "value": value,
+                "text": {"type": "plain_text", "text": label, "emoji": True},
+                "confirm": {"title": {"type": "plain_text", "text": words.confirm_title},
+                            "text": {"type": "plain_text", "text": said},
+                            "confirm": {"type": "plain_text", "text": words.confirm_yes},
+                            "deny": {"type": "plain_text", "text": words.confirm_no}}}
+
+    return {"type": "actions", "elements": [
+        button(HANDOFF_ACTION, handoff_value(), words.ask_person, words.confirm_without),
+        button(f"{HANDOFF_ACTION}_with_question", HANDOFF_WITH_QUESTION, words.ask_person_with_question,
+               words.confirm_with)]}
+
+
+def handoff_offer_message(language: str, reply_ts: str) -> SlackMessage:
+    """What a 👎 on the answer ``reply_ts`` brings its clicker (ephemeral): the offer of a person, one click away."""
+    words = slack_wording_for(language).handoff_offer
+    return SlackMessage(text=_fallback(words, language),
+                        blocks=(_section(escape_mrkdwn(words)), handoff_block(language, reply_ts)))
+
+
+def private_blocks(language: str) -> list[Block]:
+    """Under an answer only the asker sees: a note saying so, and "Share in thread" (``SHARE_ACTION``)."""
+    words = slack_wording_for(language)
+    return [{**_context(escape_mrkdwn(words.private_note)), "block_id": f"{PRIVATE_BLOCK}_note"},
+            {"type": "actions", "block_id": f"{PRIVATE_BLOCK}_share", "elements": [{
+                "type": "button", "action_id": SHARE_ACTION, "value": SHARE_VALUE, "style": "primary",
+                "text": {"type": "plain_text", "text": words.share, "emoji": True}}]}]
+
+
+def shared_message(private: dict[str, Any]) -> SlackMessage:
+    """The answer as everyone sees it once shared: what the asker saw (``{"text", "blocks"}``, as kept), without
+    the note and the button that were theirs alone. Nothing else changes: the quotes are the ones they read."""
+    blocks = tuple(block for block in private.get("blocks") or ()
+                   if not str(block.get("block_id") or "").startswith(PRIVATE_BLOCK))
+    return SlackMessage(text=str(private.get("text") or ""), blocks=blocks)
+
+
+def _private_trailer(options: RenderOptions) -> int:
+    return 2 if options.private else 0
 
 
 def _answered_blocks(result: AnswerResult, options: RenderOptions) -> list[Block]:
     words = slack_wording_for(result.language)
     views = citations(result)
-    trailer = (1 if options.flag_reaction else 0) + (1 if options.feedback else 0) + (1 if options.handoff else 0)
+    trailer = ((1 if options.flag_reaction else 0) + (1 if options.feedback else 0) + (1 if options.handoff or options.escalation else 0)
+               + _private_trailer(options))
     blocks: list[Block] = []
     shown, previous_claim = 0, None
     for view in views:
@@ -160,7 +228,8 @@ def _no_support_blocks(result: AnswerResult, options: RenderOptions) -> list[Blo
     fragments = nearest(result)
     if fragments:
         blocks.append(_context(escape_mrkdwn(words.nearest)))
-    trailer = (1 if options.feedback else 0) + (1 if options.handoff else 0)
+    trailer = ((1 if options.feedback else 0) + (1 if options.handoff or options.escalation else 0)
+               + _private_trailer(options))
     for view in fragments:
         group = _quote_with_source(view, result.language, label=None)
         if len(blocks) + len(group) + trailer > MAX_BLOCKS:

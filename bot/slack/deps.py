@@ -30,6 +30,7 @@ from bot.handoffs import Handoffs
 from bot.in_flight import InFlight
 from bot.instance import Instance
 from bot.metrics import Metrics
+from bot.private_replies import PrivateReplies
 from bot.settings import Settings
 from bot.slack.concurrency import ChannelOrder
 from bot.slack.errors import SLACK_ERRORS, slack_error
@@ -72,6 +73,7 @@ class SlackOptions:
     assistant_prompts: tuple[str, ...] = ()  # suggested when an assistant thread starts; (): the generic ones
     native_feedback: bool = field(default_factory=lambda: _has_feedback_buttons())  # else the plain button pair
     channels_file: Path | None = None  # per-channel settings (bot.channels); None: every channel is "mention"
+    escalation_channel: str | None = None  # where a DM's "Ask a person" is posted; None: no button in DMs
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SlackOptions:
@@ -85,6 +87,7 @@ class SlackOptions:
             dm_visibility=parse_dm_visibility(settings.dm_visibility), membership_cache_s=settings.membership_cache_s,
             assistant_prompts=tuple(p.strip() for p in settings.assistant_prompts.split("|") if p.strip()),
             channels_file=settings.channels_path(),
+            escalation_channel=settings.escalation_channel or None,
         )
 
 
@@ -155,6 +158,7 @@ class SlackDeps:
     claims: Claims = field(init=False)
     verdicts: Verdicts = field(init=False)
     handoffs: Handoffs = field(init=False)
+    private_replies: PrivateReplies = field(init=False)  # private-first answers, kept for "Share in thread"
     channels: ChannelsFile = field(init=False)  # each channel's mode and hand-off group, read again on a change
 
     def __post_init__(self) -> None:
@@ -171,6 +175,7 @@ class SlackDeps:
         self.claims = Claims(self.log.sessions, self.instance, self.options.claim_lease_s)
         self.verdicts = Verdicts(self.log.sessions)
         self.handoffs = Handoffs(self.log.sessions)
+        self.private_replies = PrivateReplies(self.log.sessions)
 
     @property
     def limits(self) -> Limits:

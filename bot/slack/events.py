@@ -21,13 +21,18 @@ Rules of the edge, each applied here so nothing below needs to know Slack's payl
   user, the DM channel and thread, and the channel the pane was opened from, when it was (its context).
 - A **feedback click** is a ``block_actions`` payload whose action is the answer's feedback buttons
   (``FEEDBACK_ACTION``, native ``feedback_buttons`` or the plain button pair), on a message in a channel.
-- A **hand-off click** is the same payload on the "Ask a person" button (``HANDOFF_ACTION``).
+- A **hand-off click** is the same payload on the "Ask a person" button (``HANDOFF_ACTION``): under an answer, or
+  in the ephemeral offer a 👎 brings, whose button names the answer it is about in its value
+  (``handoff_value``), since the offer is not the answer's message.
+- A **share click** is the same payload on **Share in thread** (``SHARE_ACTION``), a button only an ephemeral
+  message carries (a private-first channel's answer): Slack sends no ``message`` with it, only the container's
+  ``message_ts`` and ``channel_id``, which is all a click is parsed from.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -37,6 +42,7 @@ from bot.slack.text import clean_question
 
 # A user (the bot included), a user group, or @here / @channel / @everyone: a message addressed to someone.
 _MENTIONS = re.compile(r"<@[UWB][A-Z0-9]+|<!subteam\^|<!(here|channel|everyone)")
+_TS = re.compile(r"^\d{1,12}\.\d{1,8}$")  # a Slack message timestamp
 # Message subtypes that are still a person saying something new in the conversation.
 _SPOKEN_SUBTYPES = frozenset({None, "thread_broadcast", "file_share"})
 
@@ -136,6 +142,15 @@ class FeedbackClick:
 
 
 HANDOFF_ACTION, HANDOFF_VALUE = "verbatim_handoff", "ask_person"  # the "Ask a person" button
+# In a DM, the second button (its own action id: ids are unique in a message): the asker agreed to send the text.
+HANDOFF_WITH_QUESTION = "ask_person_with_question"
+
+
+def handoff_value(reply_ts: str | None = None) -> str:
+    """The button's value: plain under an answer; naming the answer's ts where the button is elsewhere (the offer
+    after a 👎). A forged ts can only name another of the bot's replies in the same channel, which anyone there
+    can hand off anyway."""
+    return HANDOFF_VALUE if reply_ts is None else f"{HANDOFF_VALUE}:{reply_ts}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +161,21 @@ class HandoffClick:
     user: str
     channel: str
     message_ts: str  # the bot's reply the button is on
+    at: datetime
+    with_question: bool = False  # in a DM: the asker agreed that the question's text goes with the hand-off
+
+
+SHARE_ACTION, SHARE_VALUE = "verbatim_share", "share"  # "Share in thread", under a private-first answer
+
+
+@dataclass(frozen=True, slots=True)
+class ShareClick:
+    """The asker clicked "Share in thread" under the answer only they were shown."""
+
+    team_id: str | None
+    user: str
+    channel: str
+    message_ts: str  # the ephemeral answer the button is on
     at: datetime
 
 
@@ -230,7 +260,7 @@ def parse_assistant_thread(body: Mapping[str, Any]) -> AssistantThread | None:
 
 def parse_feedback(body: Mapping[str, Any]) -> FeedbackClick | None:
     """The click of a ``block_actions`` payload on the feedback buttons, or None."""
-    clicked = _click(body, FEEDBACK_ACTION, (POSITIVE, NEGATIVE))
+    clicked = _click(body, FEEDBACK_ACTION, lambda value: value in (POSITIVE, NEGATIVE))
     if clicked is None:
         return None
     action, team, user, channel, message_ts = clicked
@@ -240,18 +270,31 @@ def parse_feedback(body: Mapping[str, Any]) -> FeedbackClick | None:
 
 def parse_handoff(body: Mapping[str, Any]) -> HandoffClick | None:
     """The click of a ``block_actions`` payload on the "Ask a person" button, or None."""
-    clicked = _click(body, HANDOFF_ACTION, (HANDOFF_VALUE,))
+    clicked = _click(body, HANDOFF_ACTION, lambda value: value in (HANDOFF_VALUE, HANDOFF_WITH_QUESTION)
+                     or (value.startswith(f"{HANDOFF_VALUE}:") and _TS.match(value[len(HANDOFF_VALUE) + 1:]) is not None))
     if clicked is None:
         return None
     action, team, user, channel, message_ts = clicked
-    return HandoffClick(team_id=team, user=user, channel=channel, message_ts=message_ts,
-                        at=_event_time(action.get("action_ts")))
+    _, _, named = str(action["value"]).partition(":")
+    return HandoffClick(team_id=team, user=user, channel=channel, message_ts=named or message_ts,
+                        at=_event_time(action.get("action_ts")),
+                        with_question=action["value"] == HANDOFF_WITH_QUESTION)
+
+
+def parse_share(body: Mapping[str, Any]) -> ShareClick | None:
+    """The click of a ``block_actions`` payload on "Share in thread", or None."""
+    clicked = _click(body, SHARE_ACTION, lambda value: value == SHARE_VALUE)
+    if clicked is None:
+        return None
+    action, team, user, channel, message_ts = clicked
+    return ShareClick(team_id=team, user=user, channel=channel, message_ts=message_ts,
+                      at=_event_time(action.get("action_ts")))
 
 
 def _click(body: Mapping[str, Any], action_id: str,
-           values: tuple[str, ...]) -> tuple[Mapping[str, Any], str | None, str, str, str] | None:
-    """(the action, team, user, channel, message ts) of a click on ``action_id`` (or one it starts) with one of
-    ``values``, on a message in a channel; None for anything else."""
+           accept: Callable[[str], bool]) -> tuple[Mapping[str, Any], str | None, str, str, str] | None:
+    """(the action, team, user, channel, message ts) of a click on ``action_id`` (or one it starts) with a value
+    ``accept`` takes, on a message in a channel; None for anything else."""
     if body.get("type") != "block_actions":
         return None
     action = next((a for a in body.get("actions") or () if isinstance(a, dict)
@@ -259,7 +302,7 @@ def _click(body: Mapping[str, Any], action_id: str,
     user = (body.get("user") or {}).get("id")
     channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
     message_ts = (body.get("container") or {}).get("message_ts") or (body.get("message") or {}).get("ts")
-    if action is None or action.get("value") not in values:
+    if action is None or not isinstance(action.get("value"), str) or not accept(action["value"]):
         return None
     if not (isinstance(user, str) and isinstance(channel, str) and isinstance(message_ts, str)):
         return None

@@ -23,6 +23,7 @@ from bot.slack.deps import SlackDeps
 from bot.slack.events import (
     FEEDBACK_ACTION,
     HANDOFF_ACTION,
+    SHARE_ACTION,
     SlackQuestion,
     parse_assistant_thread,
     parse_feedback,
@@ -30,11 +31,13 @@ from bot.slack.events import (
     parse_mention,
     parse_message,
     parse_reaction,
+    parse_share,
     retry_number,
 )
 from bot.slack.feedback import take_feedback
 from bot.slack.handoff import take_handoff
 from bot.slack.reactions import take_reaction
+from bot.slack.share import take_share
 from bot.slack.threads import BotUser
 
 log = logging.getLogger(__name__)
@@ -95,6 +98,14 @@ async def on_handoff(ack: AsyncAck, body: Body, deps: SlackDeps) -> None:
         await take_handoff(click, deps)
 
 
+async def on_share(ack: AsyncAck, body: Body, deps: SlackDeps) -> None:
+    """A "Share in thread" click under a private answer (interactivity): acked at once, then posted once."""
+    await ack()
+    click = parse_share(body)
+    if click is not None:
+        await take_share(click, deps)
+
+
 async def on_error(error: Exception, body: Body, context: AsyncBoltContext, deps: SlackDeps) -> None:
     """Bolt's one error handler: a listener failed in a way nobody planned for.
 
@@ -125,7 +136,8 @@ def register(app: AsyncApp, deps: SlackDeps) -> None:
     app.event("assistant_thread_started")(_bind(on_assistant_thread, deps))
     app.event("assistant_thread_context_changed")(_bind(on_assistant_thread, deps))
     app.action(re.compile(f"^{FEEDBACK_ACTION}"))(_bind_action(on_feedback, deps))
-    app.action(HANDOFF_ACTION)(_bind_action(on_handoff, deps))
+    app.action(re.compile(f"^{HANDOFF_ACTION}"))(_bind_action(on_handoff, deps))  # and its DM "with my question"
+    app.action(SHARE_ACTION)(_bind_action(on_share, deps))
     app.error(_bind_error(deps))
 
 

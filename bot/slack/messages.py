@@ -32,6 +32,21 @@ class SlackWording:
     handoff_before: str  # to a later clicker: someone already asked for a person here
     handoff_failed: str  # to the clicker when nobody could be told (Slack or the log refused)
     handoff_nobody: str  # to the clicker where the channel names no hand-off group
+    ask_person_with_question: str  # in a DM: the hand-off button that shares the question's text
+    confirm_title: str  # the DM buttons' confirm dialog (Slack's confirm object)
+    confirm_without: str  # … of the button that sends a link only
+    confirm_with: str  # … of the button that sends the question's text too
+    confirm_yes: str
+    confirm_no: str
+    escalation: str  # posted in ESCALATION_CHANNEL: format with {asker}, {outcome}, {link}
+    escalation_question: str  # appended when the asker agreed: format with {question}
+    escalation_done: str  # to the asker: format with {where}
+    handoff_offer: str  # to whoever clicked 👎, above the "Ask a person" button (ephemeral)
+    private_note: str  # above the buttons of an answer only the asker sees (a private-first channel)
+    share: str  # the "Share in thread" button
+    share_done: str  # to the asker once their answer is posted in the thread
+    share_before: str  # to a later click: it is in the thread already
+    share_failed: str  # to the asker when Slack or the log refused the share
 
 
 SLACK_WORDING = {
@@ -56,6 +71,21 @@ SLACK_WORDING = {
         handoff_before="A person was already asked to help in this thread.",
         handoff_failed="Sorry, I could not reach anyone just now. Please ask in the channel.",
         handoff_nobody="No one is set up to take questions handed off from this channel. Please ask in the channel.",
+        ask_person_with_question="Ask a person, with my question",
+        confirm_title="Ask a person?",
+        confirm_without="A person in the support channel gets a link to this conversation, not what you wrote.",
+        confirm_with="A person in the support channel will read your question as you wrote it.",
+        confirm_yes="Ask",
+        confirm_no="Cancel",
+        escalation="{asker} asked for a person after a private question (the bot {outcome}): {link}",
+        escalation_question=" — “{question}”",
+        escalation_done="Done: a person in {where} will follow up with you.",
+        handoff_offer="Sorry this did not help. A person can take a look:",
+        private_note="Only you can see this answer. Share it in the thread if it helps others.",
+        share="Share in thread",
+        share_done="Shared: the answer is now in the thread for everyone.",
+        share_before="This answer is already in the thread.",
+        share_failed="Sorry, I could not share the answer just now. Please try again in a moment.",
     ),
     "ja": SlackWording(
         help="ドキュメントについての質問をメンション付きで送ってください。ドキュメントの原文をそのまま引用して回答します。",
@@ -78,6 +108,21 @@ SLACK_WORDING = {
         handoff_before="このスレッドでは、すでに担当者に依頼済みです。",
         handoff_failed="申し訳ありません。現在担当者に連絡できません。チャンネルで直接質問してください。",
         handoff_nobody="このチャンネルには引き継ぎ先が設定されていません。チャンネルで直接質問してください。",
+        ask_person_with_question="質問内容を添えて担当者に聞く",
+        confirm_title="担当者に聞きますか？",
+        confirm_without="サポートチャンネルの担当者には、この会話へのリンクだけが送られ、質問の内容は送られません。",
+        confirm_with="サポートチャンネルの担当者が、あなたの質問をそのまま読みます。",
+        confirm_yes="聞く",
+        confirm_no="キャンセル",
+        escalation="{asker} さんが個別の質問について担当者を希望しています（ボット: {outcome}）: {link}",
+        escalation_question=" 「{question}」",
+        escalation_done="{where} の担当者から連絡があります。",
+        handoff_offer="お役に立てず申し訳ありません。担当者に確認してもらえます:",
+        private_note="この回答はあなたにだけ表示されています。他の人の役に立ちそうなら、スレッドに共有してください。",
+        share="スレッドに共有",
+        share_done="共有しました。回答がスレッドの全員に表示されます。",
+        share_before="この回答はすでにスレッドに共有されています。",
+        share_failed="申し訳ありません。現在回答を共有できません。しばらくしてからもう一度お試しください。",
     ),
     "ru": SlackWording(
         help="Упомяните меня и задайте вопрос по нашим документам — я отвечу дословными цитатами из них.",
@@ -100,6 +145,21 @@ SLACK_WORDING = {
         handoff_before="В этой ветке уже попросили помощи человека.",
         handoff_failed="Извините, сейчас не удалось никого позвать. Спросите, пожалуйста, в канале.",
         handoff_nobody="Для этого канала не настроено, кому передавать вопросы. Спросите, пожалуйста, в канале.",
+        ask_person_with_question="Спросить человека, с моим вопросом",
+        confirm_title="Позвать человека?",
+        confirm_without="Сотрудник в канале поддержки получит ссылку на этот разговор, но не ваш текст.",
+        confirm_with="Сотрудник в канале поддержки прочитает ваш вопрос так, как вы его написали.",
+        confirm_yes="Позвать",
+        confirm_no="Отмена",
+        escalation="{asker} просит помощи человека после личного вопроса (бот: {outcome}): {link}",
+        escalation_question=" — «{question}»",
+        escalation_done="Готово: сотрудник из {where} свяжется с вами.",
+        handoff_offer="Жаль, что ответ не помог. Можно позвать человека:",
+        private_note="Этот ответ видите только вы. Поделитесь им в ветке, если он поможет другим.",
+        share="Поделиться в ветке",
+        share_done="Готово: ответ теперь виден всем в ветке.",
+        share_before="Этот ответ уже есть в ветке.",
+        share_failed="Извините, сейчас не удалось поделиться ответом. Попробуйте ещё раз чуть позже.",
     ),
 }
 

@@ -32,3 +32,14 @@ def test_search_weights(monkeypatch: pytest.MonkeyPatch, given: dict[str, object
     assert {lang: config.alpha_for(lang) for lang in alpha} == alpha
     assert config.alpha_for("de") == alpha["en"]  # other languages search like English
     assert settings.sentence_weights() == weights
+
+
+@pytest.mark.parametrize(("value", "kept"), [("", ""), ("C0ESCALATE", "C0ESCALATE"), (" G0SUPPORT ", "G0SUPPORT")])
+def test_an_escalation_channel_is_a_channel_id(value: str, kept: str) -> None:
+    assert Settings(_env_file=None, escalation_channel=value).escalation_channel == kept  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("value", ["#support", "U0ANNA", "D0DM", "c0lower"])
+def test_a_bad_escalation_channel_is_one_line_naming_it(value: str) -> None:
+    with pytest.raises(ValueError, match=f"ESCALATION_CHANNEL '{value}' is not a channel id"):
+        Settings(_env_file=None, escalation_channel=value)  # type: ignore[call-arg]

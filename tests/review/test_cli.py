@@ -16,6 +16,7 @@ import pytest
 
 from bot.review.formatting import SINCE_FORMS
 from storage.flags import flags_for
+from storage.handoffs import claim_handoff, handoff_posted
 from storage.journal import Journal, ReplayResult, write_or_journal
 from storage.migrate import head_revision, stamp
 from tests.conftest import free_port
@@ -219,6 +220,29 @@ async def test_show_prints_everything_the_log_holds_and_one_line_when_weaviate_i
     assert data["retrieved"][0] == {"rank": 1, "chunk_id": "chunk-1", "document_id": "refund-policy",
                                     "version": "2026-01", "title": "Refund policy", "search_score": 1.0,
                                     "rerank_score": 0.9}
+
+
+async def test_list_handed_off_narrows_to_hand_offs_and_show_says_who_and_when(
+    review_env: dict[str, str], sqlite_log: Database, seeded: Seeded, tmp_path: Path
+) -> None:
+    async with sqlite_log.sessions() as session:
+        await claim_handoff(session, seeded.clean, user_id="U0ANNA", at=at(7))
+        await handoff_posted(session, seeded.clean, "1700000000.000300")
+
+    listed = await run(review_env, "list", "--handed-off", "--json", cwd=tmp_path)
+    assert [json.loads(line)["id"] for line in listed.stdout.splitlines()] == [seeded.clean]
+    assert json.loads(listed.stdout)["handed_off"] is True
+    table = await run(review_env, "list", "--handed-off", cwd=tmp_path)
+    assert seeded.clean in table.stdout and "handed off" in table.stdout and seeded.flagged not in table.stdout
+
+    shown = await run(review_env, "show", seeded.clean, "--no-index", cwd=tmp_path)
+    assert ("Handed off to a person by U0ANNA at 2026-03-02 09:07 UTC (hand-off message 1700000000.000300)"
+            in shown.stdout)
+    data = json.loads((await run(review_env, "show", seeded.clean, "--no-index", "--json", cwd=tmp_path)).stdout)
+    assert data["handoff"] == {"user_id": "U0ANNA", "at": "2026-03-02T09:07:00+00:00",
+                               "message_ts": "1700000000.000300"}
+    other = json.loads((await run(review_env, "show", seeded.flagged, "--no-index", "--json", cwd=tmp_path)).stdout)
+    assert (other["handoff"], other["private_reply"]) == (None, None)
 
 
 @pytest.mark.parametrize(

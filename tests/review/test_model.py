@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from collections.abc import Mapping, Sequence
 
 import pytest
@@ -10,15 +11,17 @@ import pytest
 from bot.review.lookup import IndexUnavailable, IndexView, StaticChunks, read_index
 from bot.review.model import (
     NOTE_CHUNK_GONE,
+    Handling,
     NOTE_QUOTE_NOT_IN_CHUNK,
     VersionState,
     build_review,
+    handling_lines,
     review_to_json,
     version_state,
 )
 from retrieval.chunks import Chunk
 from retrieval.store import DocumentRecord
-from storage.records import FlagRecord
+from storage.records import FlagRecord, HandoffRecord, PrivateReplyRecord
 from tests.storage.builders import at, citation, exchange
 
 
@@ -137,3 +140,28 @@ async def test_reading_the_index_turns_failures_into_one_line_reasons() -> None:
 
     found = await read_index(StaticChunks([chunk("c", "text")], [document("v1")]), ["c", "c", "x"], ["refund-policy"])
     assert set(found.chunks or {}) == {"c"} and set(found.current or {}) == {"refund-policy"}
+
+
+HANDOFF = HandoffRecord("e1", "U0ANNA", at(5), "1700000000.000300")
+SHOWN = PrivateReplyRecord("e1", "C0HELP", "U0BORIS", "1700000000.000200", {"text": "送料は全国一律550円です。"}, at(1))
+
+
+@pytest.mark.parametrize(("handling", "lines"), [
+    (Handling(), ()),
+    (Handling(handoff=HANDOFF),
+     ("Handed off to a person by U0ANNA at 2026-03-02 09:05 UTC (hand-off message 1700000000.000300)",)),
+    (Handling(handoff=HandoffRecord("e1", "U0ANNA", at(5))),
+     ("Handed off to a person by U0ANNA at 2026-03-02 09:05 UTC (hand-off message not noted)",)),
+    (Handling(private_reply=SHOWN), ("Shown to the asker U0BORIS only (private first); not shared in the thread",)),
+    (Handling(HANDOFF, replace(SHOWN, shared_by="U0BORIS", shared_at=at(3), shared_ts="1700000000.000250")),
+     ("Handed off to a person by U0ANNA at 2026-03-02 09:05 UTC (hand-off message 1700000000.000300)",
+      "Shown to the asker U0BORIS only (private first); shared in the thread by U0BORIS at 2026-03-02 09:03 UTC")),
+])
+def test_the_review_says_who_handed_an_exchange_off_and_who_shared_a_private_answer(
+        handling: Handling, lines: tuple[str, ...]) -> None:
+    assert handling_lines(handling) == lines
+    data = review_to_json(build_review(exchange(), [], IndexView(None, None, "not read"), handling=handling))
+    assert (data["handoff"] is None) == (handling.handoff is None)
+    if handling.handoff is not None:
+        assert data["handoff"] == {"user_id": "U0ANNA", "at": "2026-03-02T09:05:00+00:00",
+                                   "message_ts": handling.handoff.message_ts}

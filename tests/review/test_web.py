@@ -18,6 +18,7 @@ from retrieval.store import DocumentRecord
 from storage.db import create_engine, create_session_factory
 from storage.exchanges import record_exchange
 from storage.flags import add_flag, flags_for
+from storage.handoffs import claim_handoff
 from tests.review.seed import Seeded, seed_log
 from tests.storage.builders import at, exchange
 from tests.storage.database import Database
@@ -143,6 +144,16 @@ async def test_exchange_page_without_the_index_shows_the_logged_quotes(sqlite_lo
     assert "Chunk text unavailable: cannot reach Weaviate at http://w:8080; showing the quotes as logged." in page
     assert "<mark>Annual plans can be refunded within 10 days.</mark>" in page
     assert "Rejected quotes (1)" in page and "Rejected by verification: not_found" in page
+
+
+async def test_exchange_page_says_who_handed_it_off_and_when(sqlite_log: Database, seeded: Seeded) -> None:
+    async with sqlite_log.sessions() as session:
+        await claim_handoff(session, seeded.no_support, user_id="U0ANNA", at=at(7))
+    async with desk_client(sqlite_log, lookup=IndexUnavailable("not read")) as client:
+        page = await (await client.get(f"/exchanges/{seeded.no_support}")).text()
+        other = await (await client.get(f"/exchanges/{seeded.clean}")).text()
+    assert "Handed off to a person by U0ANNA at 2026-03-02 09:07 UTC (hand-off message not noted)." in page
+    assert "Handed off to a person" not in other
 
 
 @pytest.mark.parametrize(

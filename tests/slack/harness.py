@@ -133,7 +133,14 @@ class Bot:
 
     async def click(self, channel: str, message_ts: str, action_id: str, value: str, *, user: str | None = None) -> None:
         """Click a button of a message, as the chosen mode delivers it (a form POST, or an interactive envelope)."""
-        payload = self.slack.block_action(channel, message_ts, action_id, value, user=user)
+        await self._interact(self.slack.block_action(channel, message_ts, action_id, value, user=user))
+
+    async def click_ephemeral(self, channel: str, message_ts: str, action_id: str, value: str, *,
+                              user: str | None = None) -> None:
+        """Click a button of an ephemeral message (only its user sees it), as the chosen mode delivers it."""
+        await self._interact(self.slack.ephemeral_action(channel, message_ts, action_id, value, user=user))
+
+    async def _interact(self, payload: JsonDict) -> None:
         if self.mode == "http":
             status, body = await self.slack.deliver_interaction(self.events_url, payload)
             assert status == 200, (status, body)

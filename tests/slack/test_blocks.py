@@ -226,3 +226,30 @@ def test_every_answer_ends_with_feedback_buttons_that_name_the_feedback_action(l
         assert parsed is not None and type(parsed).__name__ == "ContextActionsBlock"
         parsed.validate_json()
         assert parsed.to_dict() == block
+
+
+PRIVATE = RenderOptions(handoff=True, private=True)
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("answered_ja", lambda: answer_message(answered([("送料は全国一律550円です。", [quote(SHIPPING, "送料は全国一律550円です。")])],
+                                                    language="ja", sources=(SHIPPING,)), PRIVATE)),
+    ("no_support_ru", lambda: answer_message(no_support((FIRST_LINE, NO_URL), language="ru"), PRIVATE)),
+])
+def test_a_private_answer_says_so_offers_share_and_shared_it_is_the_same_answer_without_that(
+        name: str, message: Callable[[], SlackMessage]) -> None:
+    """Only the asker's copy carries the note and "Share in thread"; the shared copy keeps every quote, the
+    feedback and "Ask a person", and nothing else changes."""
+    from bot.slack.blocks import shared_message
+    from bot.slack.events import HANDOFF_ACTION, SHARE_ACTION
+    from bot.slack.messages import SLACK_WORDING
+
+    private = message()
+    words = SLACK_WORDING[name.rsplit("_", 1)[1]]
+    shared = shared_message(private.as_kwargs())
+    assert words.private_note in texts(list(private.blocks)) and words.share in texts(list(private.blocks))
+    assert shared.blocks == private.blocks[:-2] and shared.text == private.text
+    assert shown_quotes(shared) == shown_quotes(private)
+    actions = [e["action_id"] for b in shared.blocks if b["type"] == "actions" for e in b["elements"]]
+    assert HANDOFF_ACTION in actions and SHARE_ACTION not in actions
+    assert words.private_note not in texts(list(shared.blocks))

@@ -1,7 +1,8 @@
 """The "Ask a person" button, through the real Bolt app and the Slack stand-in over HTTP and Socket Mode: where a
 channel names a hand-off group, every answer and no-support reply carries it; a click posts once in the thread,
 mentioning the group with the question and the bot's outcome in one line, tells the clicker, is recorded (who,
-when) and shows in the review queue as handed off; a second click and a redelivered click post nothing more."""
+when) and shows in the review queue as handed off; a second click and a redelivered click post nothing more.
+A 👎 offers its clicker the same button."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import pytest
 from bot.answer.service import AnswerDeps
 from bot.review.formatting import flags_label
 from bot.review.queries import review_queue
-from bot.slack.events import HANDOFF_ACTION, HANDOFF_VALUE
+from bot.slack.events import FEEDBACK_ACTION, HANDOFF_ACTION, HANDOFF_VALUE, NEGATIVE, POSITIVE, handoff_value
+from bot.slack.messages import SLACK_WORDING
 from storage.handoffs import handoff_for
 from tests.slack.harness import QUESTION, Bot, Database, bot_settings, started_bot
 from tests.standins import SlackStandIn
@@ -21,6 +23,8 @@ from tests.standins import SlackStandIn
 HELP = "C0HELP"
 PLAIN = "C0GENERAL"
 UNSUPPORTED = "What is the airspeed velocity of an unladen swallow?"
+SHIPPING_JA = "送料はいくらですか？"  # demo/corpus/ja/shipping.md answers it
+JA = SLACK_WORDING["ja"]
 
 
 @pytest.fixture(params=["http", "socket"])
@@ -47,6 +51,7 @@ async def test_a_click_brings_the_group_in_once_and_shows_in_the_queue(handoff_b
 
     await bot.click(HELP, reply["ts"], HANDOFF_ACTION, HANDOFF_VALUE, user=slack.asker)
     await bot.settle()
+    slack.add_member(HELP, "U0SOMEONE")  # a colleague in the channel (Slack tells members only, ephemerally)
     await bot.click(HELP, reply["ts"], HANDOFF_ACTION, HANDOFF_VALUE, user="U0SOMEONE")  # a second click
     await bot.click(HELP, reply["ts"], HANDOFF_ACTION, HANDOFF_VALUE, user=slack.asker)  # as if redelivered
     await bot.settle()
@@ -105,3 +110,38 @@ async def test_a_hand_off_slack_refuses_is_given_back_and_a_later_click_posts_it
     await bot.click(HELP, reply["ts"], HANDOFF_ACTION, HANDOFF_VALUE)
     await bot.settle()
     assert len([m for m in slack.thread(HELP, question["ts"]) if "S0ONCALL" in str(m.get("text"))]) == 1
+
+
+async def test_a_thumbs_down_offers_its_clicker_a_person_and_that_click_hands_off_once(handoff_bot: Bot) -> None:
+    bot, slack = handoff_bot, handoff_bot.slack
+    question = await bot.ask(HELP, SHIPPING_JA)
+    reply = await bot.reply(HELP, question["ts"])
+    exchange = await bot.exchange_of(HELP, reply["ts"])
+
+    await bot.click(HELP, reply["ts"], FEEDBACK_ACTION, NEGATIVE)
+    offer = await slack.wait_for(lambda: slack.ephemerals(HELP)[0], timeout=60, what="the offer of a person")
+    assert (offer["user"], offer["thread_ts"]) == (slack.asker, question["ts"])
+    assert JA.handoff_offer in str(offer["blocks"]) and JA.ask_person in str(offer["blocks"])
+
+    await bot.click_ephemeral(HELP, offer["ts"], HANDOFF_ACTION, handoff_value(reply["ts"]))
+    await bot.settle()
+    await bot.click(HELP, reply["ts"], HANDOFF_ACTION, HANDOFF_VALUE)  # and the answer's own button after it
+    await bot.settle()
+
+    posted = [m for m in slack.thread(HELP, question["ts"]) if "S0ONCALL" in str(m.get("text"))]
+    assert len(posted) == 1 and SHIPPING_JA in posted[0]["text"]
+    assert [e["text"] for e in slack.ephemerals(HELP)[1:]] == [JA.handoff_done.format(who="<!subteam^S0ONCALL>"),
+                                                               JA.handoff_before]
+    async with bot.db.sessions() as session:
+        handoff = await handoff_for(session, exchange.id)
+    assert handoff is not None and handoff.user_id == slack.asker
+
+
+async def test_a_thumbs_up_or_a_thumbs_down_where_nobody_takes_hand_offs_offers_nothing(handoff_bot: Bot) -> None:
+    bot, slack = handoff_bot, handoff_bot.slack
+    helped = await bot.reply(HELP, (await bot.ask(HELP, QUESTION))["ts"])
+    elsewhere = await bot.reply(PLAIN, (await bot.ask(PLAIN, QUESTION))["ts"])
+    await bot.click(HELP, helped["ts"], FEEDBACK_ACTION, POSITIVE)
+    await bot.click(PLAIN, elsewhere["ts"], FEEDBACK_ACTION, NEGATIVE)
+    await bot.settle()
+    assert slack.ephemerals() == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.slack.events import parse_assistant_thread, parse_feedback, parse_message
+from bot.slack.events import parse_assistant_thread, parse_feedback, parse_handoff, parse_message, parse_share
 from bot.slack.visibility import parse_dm_visibility
 from tests.standins import slack_events
 
@@ -63,6 +63,28 @@ def test_feedback_clicks(payload: dict, positive: bool | None) -> None:
     assert (click.positive if click else None) == positive
     if click is not None:
         assert (click.user, click.channel, click.message_ts) == ("U0ANNA", "C0SUPPORT", "1.000009")
+
+
+@pytest.mark.parametrize(("payload", "answer_ts"), [
+    (_click("verbatim_handoff", "ask_person"), "1.000009"),  # under the answer: the answer is the message
+    (_click("verbatim_handoff", "ask_person:1700000000.000100"), "1700000000.000100"),  # in the offer after a 👎
+    (_click("verbatim_handoff", "ask_person:not-a-ts"), None),
+    (_click("verbatim_handoff", "ask_person:"), None),
+    (_click("verbatim_handoff", "positive"), None),
+    (_click("verbatim_share", "ask_person"), None),
+])
+def test_hand_off_clicks_name_the_answer_they_are_about(payload: dict, answer_ts: str | None) -> None:
+    click = parse_handoff(payload)
+    assert (click.message_ts if click else None) == answer_ts
+
+
+@pytest.mark.parametrize(("payload", "shared"), [
+    (_click("verbatim_share", "share"), True),
+    (_click("verbatim_share", "ask_person"), False),
+    (_click("verbatim_handoff", "share"), False),
+])
+def test_share_clicks(payload: dict, shared: bool) -> None:
+    assert (parse_share(payload) is not None) == shared
 
 
 @pytest.mark.parametrize(("value", "users", "groups"), [

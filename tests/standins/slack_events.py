@@ -323,3 +323,34 @@ def block_actions(
         "response_url": f"https://hooks.slack.com/actions/{team}/{random_id('', 12)}",
         "actions": [{**action, "action_ts": action_ts}],
     }
+
+
+def ephemeral_block_actions(
+    *,
+    user: str,
+    team: str,
+    api_app_id: str,
+    channel: str,
+    message_ts: str,
+    thread_ts: str | None,
+    action: JsonDict,
+    action_ts: str,
+) -> JsonDict:
+    """The ``block_actions`` payload for a click in an ephemeral message (``chat.postEphemeral``): Slack keeps no
+    copy of such a message, so the payload carries no ``message``, only the container with ``is_ephemeral``."""
+    return {
+        "type": "block_actions",
+        "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": team},
+        "api_app_id": api_app_id,
+        "token": "standin-verification-token",
+        "container": {"type": "message", "message_ts": message_ts, "channel_id": channel, "is_ephemeral": True,
+                      **({"thread_ts": thread_ts} if thread_ts else {})},
+        "trigger_id": f"{action_ts.replace('.', '')}.{random_id('', 8).lower()}",
+        "team": {"id": team, "domain": "standin"},
+        "enterprise": None,
+        "is_enterprise_install": False,
+        "channel": {"id": channel, "name": channel.lower()},
+        "state": {"values": {}},
+        "response_url": f"https://hooks.slack.com/actions/{team}/{random_id('', 12)}",
+        "actions": [{**action, "action_ts": action_ts}],
+    }

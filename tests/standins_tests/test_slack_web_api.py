@@ -146,6 +146,24 @@ async def test_ephemeral_messages_stay_out_of_the_channel(web_client: AsyncWebCl
     assert [(e["user"], e["text"]) for e in slack.ephemerals(CHANNEL)] == [("U0ASKER", "only you")]
 
 
+async def test_an_ephemeral_message_goes_only_to_a_member_and_a_click_on_it_carries_no_message(
+        web_client: AsyncWebClient, slack: SlackStandIn) -> None:
+    slack.add_member(CHANNEL, "U0ASKER")
+    blocks = [{"type": "actions", "elements": [{"type": "button", "action_id": "share", "value": "share",
+                                                "text": {"type": "plain_text", "text": "Share"}}]}]
+    shown = await web_client.chat_postEphemeral(channel=CHANNEL, user="U0ASKER", text="only you", blocks=blocks,
+                                                thread_ts="1700000000.000100")
+    with pytest.raises(SlackApiError) as outsider:
+        await web_client.chat_postEphemeral(channel=CHANNEL, user="U0OUTSIDER", text="not a member")
+
+    click = slack.ephemeral_action(CHANNEL, shown["message_ts"], "share", "share")
+    assert outsider.value.response["error"] == "user_not_in_channel"
+    assert "message" not in click
+    assert click["container"] == {"type": "message", "message_ts": shown["message_ts"], "channel_id": CHANNEL,
+                                  "is_ephemeral": True, "thread_ts": "1700000000.000100"}
+    assert (click["user"]["id"], click["actions"][0]["action_id"]) == ("U0ASKER", "share")
+
+
 async def test_users_channels_and_usergroups(web_client: AsyncWebClient, slack: SlackStandIn) -> None:
     slack.add_user("U0LEAD", real_name="Lee Lead", email="lee@example.com")
     slack.add_channel("G0PRIVATE", name="support-leads")

@@ -33,6 +33,9 @@ Web API (``slack.api_url`` is ``http://127.0.0.1:PORT/api/``, the ``base_url`` o
   answers a ``ws://…/socket?ticket=…`` URL), and the assistant pane's assistant.threads.setStatus,
   .setTitle and .setSuggestedPrompts (``channel_id`` + ``thread_ts`` of an assistant thread, else
   ``channel_not_found`` / ``thread_not_found``; what each set is kept in ``slack.assistant_threads``).
+- chat.postEphemeral keeps the message out of every history (``slack.ephemerals``) and refuses a user who is not
+  a member of the channel (``user_not_in_channel``); ``slack.ephemeral_action`` is a click on one, as Slack
+  sends it: the container's ``message_ts`` with ``is_ephemeral``, and no ``message``.
 - chat.postMessage and chat.update check what Slack checks and a bot can get wrong: ``no_text``,
   ``msg_too_long`` (over 40,000 characters), ``invalid_blocks`` (over 50 blocks, a section over 3,000
   characters, a header over 150, more than 10 fields or context elements, a block without ``type``).

@@ -123,6 +123,23 @@ class EventPayloads:
         return slack_events.block_actions(user=user or self.asker, team=self.team_id, api_app_id=self.app_id,
                                           channel=channel, message=stored, action=action, action_ts=self.new_ts())
 
+    def ephemeral_action(self, channel: str, message_ts: str, action_id: str, value: str, *,
+                         user: str | None = None) -> JsonDict:
+        """A click on the element ``action_id`` of the ephemeral message ``message_ts`` (posted with
+        chat.postEphemeral), by the user it was shown to unless ``user`` says otherwise."""
+        shown = next(e for e in self._ephemerals if e["channel"] == channel and e["ts"] == message_ts)
+        kind, block_id = "button", ""
+        for block in shown.get("blocks", []):
+            for element in block.get("elements", []):
+                if isinstance(element, dict) and element.get("action_id") == action_id:
+                    kind, block_id = element.get("type", "button"), block.get("block_id", "")
+        action: JsonDict = {"type": kind, "action_id": action_id, "block_id": block_id, "value": value}
+        if kind == "button":
+            action["text"] = {"type": "plain_text", "text": value, "emoji": True}
+        return slack_events.ephemeral_block_actions(
+            user=user or shown["user"], team=self.team_id, api_app_id=self.app_id, channel=channel,
+            message_ts=message_ts, thread_ts=shown.get("thread_ts"), action=action, action_ts=self.new_ts())
+
     def envelope(self, event: JsonDict, *, event_id: str | None = None) -> JsonDict:
         """The ``event_callback`` envelope for ``event`` in this workspace (a fresh ``event_id`` unless given)."""
         return slack_events.event_callback(event, team_id=self.team_id, api_app_id=self.app_id,

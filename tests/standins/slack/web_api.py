@@ -185,6 +185,8 @@ class WebApi:
         user = params.get("user")
         if not user:
             raise _SlackError("user_not_found")
+        if channel in self._members and user not in self._members[channel]:
+            raise _SlackError("user_not_in_channel")  # Slack shows an ephemeral message only to a member
         content = self._message_content(params)
         ts = self.new_ts()
         self._ephemerals.append({"channel": channel, "user": user, "ts": ts, "thread_ts": params.get("thread_ts"),
