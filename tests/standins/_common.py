@@ -1,9 +1,12 @@
-"""What both stand-ins share: a local aiohttp server on a free port, and a bounded wait.
+"""What the stand-ins share: a local aiohttp server on a free port, a bounded wait, and scripted failures.
 
 Tests talk to the stand-ins through the real SDKs over real sockets, so each stand-in is an ordinary
 aiohttp application bound to 127.0.0.1 port 0 (the OS picks a free port, so tests can run in parallel and
 never collide with a developer's running bot). ``serve`` is public because the bot's own HTTP server is
 started the same way in tests.
+
+``Scripted`` answers (``status(429, retry_after=1)``, ``real()`` to let one request through) are what a test queues
+on a service's stand-in before its real answer; each stand-in words the error body as its service does.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from aiohttp import web
@@ -38,6 +42,22 @@ async def serve(app: web.Application, *, host: str = "127.0.0.1") -> AsyncIterat
         yield f"http://{host}:{port}"
     finally:
         await runner.cleanup()
+
+
+@dataclass(frozen=True)
+class Scripted:
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    reason: str | None = None  # the error's reason, where the service's body carries one (Google's "errors")
+
+
+def status(code: int, *, retry_after: float | None = None, reason: str | None = None) -> Scripted:
+    return Scripted(code, {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}, reason)
+
+
+def real() -> Scripted:
+    """The real answer, for this one request (so that a failure can be scripted for the next page)."""
+    return Scripted(0)
 
 
 def _port_of(runner: web.AppRunner) -> int:

@@ -25,12 +25,14 @@ import datetime as dt
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from aiohttp import web
 
-from tests.standins._common import serve
+from tests.standins._common import Scripted, real, serve, status
+
+__all__ = ["Article", "Scripted", "ZendeskStandIn", "real", "status"]
 
 
 @dataclass(frozen=True)
@@ -43,21 +45,6 @@ class Article:
     draft: bool = False
     user_segment_id: int | None = None
     updated: int = 0  # seconds since the epoch, set by ``put``
-
-
-@dataclass(frozen=True)
-class Scripted:
-    status: int
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-def status(code: int, *, retry_after: float | None = None) -> Scripted:
-    return Scripted(code, {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {})
-
-
-def real() -> Scripted:
-    """The real answer, for this one request (so that a failure can be scripted for the next page)."""
-    return Scripted(0)
 
 
 class ZendeskStandIn:
