@@ -2,7 +2,8 @@
 make one pull wait, spent as each ``Retry-After`` asks.
 
     max_wait(spec)                    -> float   SourcesError when the setting is not a number of seconds >= 0
-    Patience(budget_s, service).wait(retry_after)  sleeps, or SourceFailed once the budget would be overspent
+    Patience(budget_s, service).wait(retry_after, status=429)  sleeps, or SourceFailed once the budget would be
+                                                               overspent (Drive also rate limits with a 403)
 """
 
 from __future__ import annotations
@@ -30,13 +31,13 @@ class Patience:
         self.left = budget_s
         self.service = service
 
-    async def wait(self, retry_after: str | None) -> None:
+    async def wait(self, retry_after: str | None, *, status: int = 429) -> None:
         try:
             seconds = max(0.0, float(retry_after)) if retry_after is not None else 1.0
         except ValueError:  # an HTTP date or garbage: a second, as if it were absent
             seconds = 1.0
         if not math.isfinite(seconds) or seconds > self.left:
-            raise SourceFailed(f"{self.service} is rate limiting (HTTP 429, Retry-After {retry_after or 'unset'}) "
+            raise SourceFailed(f"{self.service} is rate limiting (HTTP {status}, Retry-After {retry_after or 'unset'}) "
                                "past max_wait_s: sync again later, or raise max_wait_s")
         self.left -= seconds
         await asyncio.sleep(seconds)

@@ -5,11 +5,15 @@ What a reader sees becomes blocks: ``h1``–``h6`` are headings; ``p``, ``li``, 
 row, cells joined by ``" | "``; ``<br>`` is a line break. HTML whitespace is not significant, so runs
 of it become one space, except inside ``<pre>``. Scripts, styles and page chrome (``nav``, ``header``,
 ``footer`` …) are dropped. Title: ``<title>``, else the first ``<h1>``, else the file name.
+
+``anchor``, when given, turns a heading's ``id`` attribute into its fragment on the document's web page (a Google
+Doc's ``h.xyz`` is ``heading=h.xyz``), or ``None``; a plain HTML file gets none.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from bs4 import BeautifulSoup
 from bs4.element import NavigableString, Tag
@@ -33,11 +37,12 @@ _BLOCK_ELEMENTS = frozenset(
 _WHITESPACE = re.compile(r"\s+")
 
 
-def parse_html(text: str, *, source: str, document_id: str, stem: str) -> Document:
+def parse_html(text: str, *, source: str, document_id: str, stem: str,
+               anchor: Callable[[str], str | None] | None = None) -> Document:
     """An HTML document as heading and paragraph blocks, in reading order."""
     soup = BeautifulSoup(text, "html.parser")
     title = _title(soup) or stem
-    collector = _Collector()
+    collector = _Collector(anchor)
     collector.walk(soup)
     collector.flush()
     return Document(document_id=document_id, title=title, blocks=tuple(collector.blocks), source=source)
@@ -93,8 +98,9 @@ _SPACED = _BLOCK_ELEMENTS | _HEADINGS | {"br", "pre", "table", "tr", "td", "th"}
 class _Collector:
     """Walks the tree once, gathering inline text into the paragraph being built."""
 
-    def __init__(self) -> None:
+    def __init__(self, anchor: Callable[[str], str | None] | None = None) -> None:
         self.blocks: list[Block] = []
+        self._anchor = anchor
         self._lines: list[list[str]] = [[]]  # the open paragraph: lines split by <br>, each as parts
 
     def walk(self, root: Tag) -> None:
@@ -118,7 +124,9 @@ class _Collector:
             self.flush()
             heading = _inline_text(tag)
             if heading:
-                self.blocks.append(Block(BlockKind.HEADING, heading, level=int(name[1])))
+                found = tag.get("id")
+                fragment = self._anchor(found) if self._anchor is not None and isinstance(found, str) else None
+                self.blocks.append(Block(BlockKind.HEADING, heading, level=int(name[1]), anchor=fragment))
         elif name == "pre":
             self.flush()
             # Whitespace in <pre> is content: keep it, less the blank lines at either end.

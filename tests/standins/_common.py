@@ -56,10 +56,11 @@ class Scripted:
 
     status: int
     headers: dict[str, str] = field(default_factory=dict)
+    reason: str | None = None  # the error's reason, where the service's body carries one (Google's "errors")
 
 
-def status(code: int, *, retry_after: float | None = None) -> Scripted:
-    return Scripted(code, {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {})
+def status(code: int, *, retry_after: float | None = None, reason: str | None = None) -> Scripted:
+    return Scripted(code, {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}, reason)
 
 
 def real() -> Scripted:
