@@ -31,9 +31,7 @@ indexed (an article turned into a draft leaves). Its audience is ``everyone`` wi
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import math
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -42,6 +40,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from retrieval.connectors import Event, Gone, Item, Listed, Skipped, SourceFailed, document_id, secret
+from retrieval.connectors.patience import Patience, max_wait_s
 from retrieval.documents import Document
 from retrieval.loaders import checked
 from retrieval.loaders.html import parse_html
@@ -70,14 +69,11 @@ class ZendeskConnector:
         email = spec.optional_text("email")
         auth = (f"Basic {base64.b64encode(f'{email}/token:{token}'.encode()).decode()}" if email
                 else f"Bearer {token}")
-        wait = spec.settings.get("max_wait_s", 120.0)
-        if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
-            raise spec.problem("max_wait_s must be a number of seconds, 0 or more")
-        return cls(spec.name, url, auth, spec.texts("locales", ("en-us",)), float(wait))
+        return cls(spec.name, url, auth, spec.texts("locales", ("en-us",)), max_wait_s(spec))
 
     async def check(self) -> str:
         async with self._client() as client:
-            waited = _Patience(self.max_wait_s)
+            waited = Patience(self.max_wait_s, "Zendesk")
             for locale in self.locales:
                 await self._get(client, f"/api/v2/help_center/{locale}/categories", waited)
             me = await self._get(client, "/api/v2/users/me", waited)
@@ -86,7 +82,7 @@ class ZendeskConnector:
                f"locales {', '.join(self.locales)}"
 
     async def pull(self, cursor: str | None) -> AsyncIterator[Event]:
-        waited = _Patience(self.max_wait_s)
+        waited = Patience(self.max_wait_s, "Zendesk")
         async with self._client() as client:
             sections = {locale: await self._sections(client, locale, waited) for locale in self.locales}
             start = int(cursor) if cursor and cursor.isdigit() else 0
@@ -133,7 +129,7 @@ class ZendeskConnector:
     def _id(self, article: Mapping[str, Any]) -> str:
         return document_id(self.name, f"{article.get('id')}/{article.get('locale')}")
 
-    async def _sections(self, client: httpx.AsyncClient, locale: str, waited: _Patience) -> dict[int, str]:
+    async def _sections(self, client: httpx.AsyncClient, locale: str, waited: Patience) -> dict[int, str]:
         categories = {c["id"]: str(c.get("name") or "") async for c in
                       self._pages(client, f"/api/v2/help_center/{locale}/categories?per_page=100", "categories",
                                   waited)}
@@ -142,7 +138,7 @@ class ZendeskConnector:
                                            waited)}
 
     async def _pages(self, client: httpx.AsyncClient, path: str, key: str,
-                     waited: _Patience) -> AsyncIterator[dict[str, Any]]:
+                     waited: Patience) -> AsyncIterator[dict[str, Any]]:
         next_path: str | None = path
         while next_path is not None:
             page = await self._get(client, next_path, waited)
@@ -151,7 +147,7 @@ class ZendeskConnector:
                     yield item
             next_path = page.get("next_page")
 
-    async def _get(self, client: httpx.AsyncClient, path: str, waited: _Patience) -> dict[str, Any]:
+    async def _get(self, client: httpx.AsyncClient, path: str, waited: Patience) -> dict[str, Any]:
         """One GET (``path`` relative, or a ``next_page`` URL), 429s waited out as Retry-After asks."""
         while True:
             try:
@@ -180,24 +176,6 @@ class ZendeskConnector:
         return httpx.AsyncClient(base_url=self.base_url, headers={"Authorization": self.auth,
                                                                   "Accept": "application/json"},
                                  timeout=_TIMEOUT, transport=self.transport, follow_redirects=False)
-
-
-class _Patience:
-    """The time 429s may still make one pull wait, spent as each Retry-After asks."""
-
-    def __init__(self, budget_s: float) -> None:
-        self.left = budget_s
-
-    async def wait(self, retry_after: str | None) -> None:
-        try:
-            seconds = max(0.0, float(retry_after)) if retry_after is not None else 1.0
-        except ValueError:
-            seconds = 1.0
-        if not math.isfinite(seconds) or seconds > self.left:
-            raise SourceFailed(f"Zendesk is rate limiting (HTTP 429, Retry-After {retry_after or 'unset'}) past "
-                               "max_wait_s: sync again later, or raise max_wait_s")
-        self.left -= seconds
-        await asyncio.sleep(seconds)
 
 
 def _language(locale: str) -> str | None:

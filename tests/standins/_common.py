@@ -1,9 +1,13 @@
-"""What both stand-ins share: a local aiohttp server on a free port, and a bounded wait.
+"""What the stand-ins share: a local aiohttp server on a free port, a bounded wait, and scripted failures.
 
 Tests talk to the stand-ins through the real SDKs over real sockets, so each stand-in is an ordinary
 aiohttp application bound to 127.0.0.1 port 0 (the OS picks a free port, so tests can run in parallel and
 never collide with a developer's running bot). ``serve`` is public because the bot's own HTTP server is
 started the same way in tests.
+
+``Scripts`` queues answers for requests whose path starts with a prefix, one per request, before the real answer:
+``status(code, retry_after=...)``, or ``real()`` to let one request through (so that a failure can be scripted for
+the next page of a listing).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from aiohttp import web
@@ -74,3 +79,34 @@ async def wait_for(
             description = what or getattr(predicate, "__name__", "condition")
             raise AssertionError(f"timed out after {timeout:g}s waiting for {description}; last value: {last!r}")
         await asyncio.sleep(interval)
+
+
+@dataclass(frozen=True)
+class Scripted:
+    status: int  # 0: the real answer
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def status(code: int, *, retry_after: float | None = None) -> Scripted:
+    return Scripted(code, {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {})
+
+
+def real() -> Scripted:
+    """The real answer, for this one request (so that a failure can be scripted for the next page)."""
+    return Scripted(0)
+
+
+class Scripts:
+    def __init__(self) -> None:
+        self._queues: list[tuple[str, list[Scripted]]] = []
+
+    def add(self, path: str, *responses: Scripted) -> None:
+        self._queues.append((path, list(responses)))
+
+    def next(self, path: str) -> Scripted | None:
+        """The scripted answer for a request to ``path``, or ``None`` for the real one."""
+        for prefix, queue in self._queues:
+            if path.startswith(prefix) and queue:
+                scripted = queue.pop(0)
+                return None if scripted.status == 0 else scripted
+        return None

@@ -25,12 +25,14 @@ import datetime as dt
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from aiohttp import web
 
-from tests.standins._common import serve
+from tests.standins._common import Scripted, Scripts, real, serve, status
+
+__all__ = ["Article", "ZendeskStandIn", "real", "status"]
 
 
 @dataclass(frozen=True)
@@ -45,21 +47,6 @@ class Article:
     updated: int = 0  # seconds since the epoch, set by ``put``
 
 
-@dataclass(frozen=True)
-class Scripted:
-    status: int
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-def status(code: int, *, retry_after: float | None = None) -> Scripted:
-    return Scripted(code, {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {})
-
-
-def real() -> Scripted:
-    """The real answer, for this one request (so that a failure can be scripted for the next page)."""
-    return Scripted(0)
-
-
 class ZendeskStandIn:
     def __init__(self, *, token: str, email: str, page_size: int = 2) -> None:
         self.token, self.email, self.page_size = token, email, page_size
@@ -67,7 +54,7 @@ class ZendeskStandIn:
         self.sections: dict[str, list[dict[str, Any]]] = {}
         self.categories: dict[str, list[dict[str, Any]]] = {}
         self.requests: list[tuple[str, dict[str, str], float]] = []
-        self._scripts: list[tuple[str, list[Scripted]]] = []
+        self._scripts = Scripts()
         self.now = 1_780_000_000
         self.base_url = ""
 
@@ -95,7 +82,7 @@ class ZendeskStandIn:
         self.articles.pop((article_id, locale), None)
 
     def script(self, path: str, *responses: Scripted) -> None:
-        self._scripts.append((path, list(responses)))
+        self._scripts.add(path, *responses)
 
     # -- the API ---------------------------------------------------------------------------------
 
@@ -105,13 +92,10 @@ class ZendeskStandIn:
         expected = "Basic " + base64.b64encode(f"{self.email}/token:{self.token}".encode()).decode()
         if request.headers.get("Authorization") != expected:
             return web.json_response({"error": "Couldn't authenticate you"}, status=401)
-        for prefix, queue in self._scripts:
-            if request.path.startswith(prefix) and queue:
-                scripted = queue.pop(0)
-                if scripted.status == 0:
-                    break
-                return web.json_response({"error": f"scripted {scripted.status}"}, status=scripted.status,
-                                         headers=scripted.headers)
+        scripted = self._scripts.next(request.path)
+        if scripted is not None:
+            return web.json_response({"error": f"scripted {scripted.status}"}, status=scripted.status,
+                                     headers=scripted.headers)
         return await handler(request)
 
     def _json(self, article: Article) -> dict[str, Any]:
