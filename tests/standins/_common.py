@@ -68,6 +68,24 @@ def real() -> Scripted:
     return Scripted(0)
 
 
+class Scripts:
+    """The answers a test queued for a stand-in, by path prefix: each request takes the next one of its queue."""
+
+    def __init__(self) -> None:
+        self._queues: list[tuple[str, list[Scripted]]] = []
+
+    def add(self, path: str, *responses: Scripted) -> None:
+        self._queues.append((path, list(responses)))
+
+    def next(self, path: str) -> Scripted | None:
+        """The scripted answer for a request to ``path``, or ``None`` for the real one."""
+        for prefix, queue in self._queues:
+            if path.startswith(prefix) and queue:
+                scripted = queue.pop(0)
+                return None if scripted.status == 0 else scripted
+        return None
+
+
 async def wait_for(
     predicate: Callable[[], T | None],
     *,

@@ -53,7 +53,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from google.auth import exceptions as auth_exceptions
 from google.auth import jwt
 
-from tests.standins._common import Scripted, real, serve, status
+from tests.standins._common import Scripted, Scripts, real, serve, status
 
 __all__ = ["DOC_SCOPE", "FOLDER", "GOOGLE_DOC", "DriveFile", "DriveStandIn", "Permission", "real", "status"]
 
@@ -112,7 +112,7 @@ class DriveStandIn:
         self.requests: list[tuple[str, dict[str, str], float]] = []
         self.token_grants: list[dict[str, Any]] = []  # the verified claims of each JWT grant
         self._changes: list[tuple[str, bool]] = []  # (file id, removed), in order; a token is an index + 1
-        self._scripts: list[tuple[str, list[Scripted]]] = []
+        self._scripts = Scripts()
         self._public_key: str | None = None
         self._issued: set[str] = set()
         self.now = 1_780_000_000
@@ -172,20 +172,17 @@ class DriveStandIn:
         self._changes.append((file_id, True))
 
     def script(self, path: str, *responses: Scripted) -> None:
-        self._scripts.append((path, list(responses)))
+        self._scripts.add(path, *responses)
 
     # -- the API ---------------------------------------------------------------------------------
 
     @web.middleware
     async def _gate(self, request: web.Request, handler: Any) -> web.StreamResponse:
         self.requests.append((request.path, dict(request.query), time.monotonic()))
-        for prefix, queue in self._scripts:
-            if request.path.startswith(prefix) and queue:
-                scripted = queue.pop(0)
-                if scripted.status == 0:
-                    break
-                return _error(scripted.status, scripted.reason or _REASONS.get(scripted.status, "backendError"),
-                              headers=scripted.headers)
+        scripted = self._scripts.next(request.path)
+        if scripted is not None:
+            return _error(scripted.status, scripted.reason or _REASONS.get(scripted.status, "backendError"),
+                          headers=scripted.headers)
         if request.path == "/token":
             return await handler(request)
         bearer = request.headers.get("Authorization", "").removeprefix("Bearer ")

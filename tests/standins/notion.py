@@ -36,7 +36,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.standins._common import Scripted, real, serve, status
+from tests.standins._common import Scripted, Scripts, real, serve, status
 
 __all__ = ["B", "DataSource", "NotionStandIn", "Page", "block_id_at", "child_page", "code", "divider", "h1", "h2",
            "h3", "image", "li", "p", "quote", "real", "status", "table", "todo", "toggle"]
@@ -139,7 +139,7 @@ class NotionStandIn:
         self.pages: dict[str, Page] = {}
         self.data_sources: dict[str, DataSource] = {}
         self.requests: list[tuple[str, str, dict[str, str], Any]] = []
-        self._scripts: list[tuple[str, list[Scripted]]] = []
+        self._scripts = Scripts()
         self.now = 1_780_000_000 // 60 * 60
         self.base_url = ""
 
@@ -164,7 +164,7 @@ class NotionStandIn:
         self.pages.pop(page_id, None)
 
     def script(self, path: str, *responses: Scripted) -> None:
-        self._scripts.append((path, list(responses)))
+        self._scripts.add(path, *responses)
 
     def block_reads(self) -> list[str]:
         """The ids (32 hex) whose children were asked for, in order."""
@@ -185,12 +185,9 @@ class NotionStandIn:
                           code="missing_version")
         if version != VERSION:
             return _error(400, f"Notion-Version {version} is not served by this stand-in.")
-        for prefix, queue in self._scripts:
-            if request.path.startswith(prefix) and queue:
-                scripted = queue.pop(0)
-                if scripted.status == 0:
-                    break
-                return _error(scripted.status, f"scripted {scripted.status}", headers=scripted.headers)
+        scripted = self._scripts.next(request.path)
+        if scripted is not None:
+            return _error(scripted.status, f"scripted {scripted.status}", headers=scripted.headers)
         return await handler(request)
 
     def _list(self, items: list[dict[str, Any]], cursor: str | None, size: object, kind: str) -> web.Response:

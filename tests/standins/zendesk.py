@@ -30,7 +30,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.standins._common import Scripted, real, serve, status
+from tests.standins._common import Scripted, Scripts, real, serve, status
 
 __all__ = ["Article", "Scripted", "ZendeskStandIn", "real", "status"]
 
@@ -54,7 +54,7 @@ class ZendeskStandIn:
         self.sections: dict[str, list[dict[str, Any]]] = {}
         self.categories: dict[str, list[dict[str, Any]]] = {}
         self.requests: list[tuple[str, dict[str, str], float]] = []
-        self._scripts: list[tuple[str, list[Scripted]]] = []
+        self._scripts = Scripts()
         self.now = 1_780_000_000
         self.base_url = ""
 
@@ -82,7 +82,7 @@ class ZendeskStandIn:
         self.articles.pop((article_id, locale), None)
 
     def script(self, path: str, *responses: Scripted) -> None:
-        self._scripts.append((path, list(responses)))
+        self._scripts.add(path, *responses)
 
     # -- the API ---------------------------------------------------------------------------------
 
@@ -92,13 +92,10 @@ class ZendeskStandIn:
         expected = "Basic " + base64.b64encode(f"{self.email}/token:{self.token}".encode()).decode()
         if request.headers.get("Authorization") != expected:
             return web.json_response({"error": "Couldn't authenticate you"}, status=401)
-        for prefix, queue in self._scripts:
-            if request.path.startswith(prefix) and queue:
-                scripted = queue.pop(0)
-                if scripted.status == 0:
-                    break
-                return web.json_response({"error": f"scripted {scripted.status}"}, status=scripted.status,
-                                         headers=scripted.headers)
+        scripted = self._scripts.next(request.path)
+        if scripted is not None:
+            return web.json_response({"error": f"scripted {scripted.status}"}, status=scripted.status,
+                                     headers=scripted.headers)
         return await handler(request)
 
     def _json(self, article: Article) -> dict[str, Any]:
