@@ -226,10 +226,9 @@ class NotionStandIn:
 
     async def _children(self, request: web.Request) -> web.Response:
         key = request.match_info["id"].replace("-", "")
-        blocks = self._blocks()
-        if key in self.pages:
+        if key in self.pages:  # a page's own blocks: found without building every page's (a sync asks for each page)
             children = blocks_of_page(self.pages[key])
-        elif key in blocks and blocks[key][0].type not in ("child_page",):
+        elif key in (blocks := self._blocks()) and blocks[key][0].type not in ("child_page",):
             children = blocks[key][2]
         else:
             return _not_found(request.match_info["id"], "block")
