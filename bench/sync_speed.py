@@ -325,6 +325,8 @@ def main() -> None:
     unknown = sorted(set(sources) - set(SOURCES))
     if unknown:
         parser.error(f"no such source: {', '.join(unknown)} (choose from {', '.join(SOURCES)})")
+    if args.documents < 1:
+        parser.error("--documents must be at least 1")
     fresh = asyncio.run(run(sources, args.documents))
     last = json.loads(RAW.read_text(encoding="utf-8")) if RAW.exists() else {"rows": []}
     by_source = {r["source"]: r for r in last["rows"] + fresh}  # a fresh row replaces its last
