@@ -48,6 +48,7 @@ from bot.channels import ChannelSettings
 from bot.claims import Claim, SlackIds
 from bot.exchange_log import LogUnavailable
 from bot.log_format import question_fields
+from bot.slack.assistant import context_of
 from bot.slack.blocks import (
     RenderOptions,
     SlackMessage,
@@ -197,8 +198,7 @@ async def _service_question(question: SlackQuestion, history: tuple[Turn, ...], 
                             settings: ChannelSettings) -> Question:
     sees, sources = None, settings.sources  # in a channel: its documents, narrowed to its sources if it lists any
     if question.private:
-        context = deps.assistant_contexts.get(f"{question.channel}:{question.reply_thread}")
-        sees, sources = await deps.visibility.sees(question.user, context), None
+        sees, sources = await deps.visibility.sees(question.user, context_of(question, deps)), None
     # The language stays the one detected from the whole text when it was parsed.
     return replace(question.asked, text=question.text[: deps.options.max_question_chars], history=history, sees=sees,
                    sources=sources)
