@@ -6,8 +6,12 @@ Rules of the file:
   for every channel not in the file; ``every_question``: every top-level question is answered without a mention;
   ``off``: the bot does not answer there), ``handoff`` (the user group ``S…`` or users ``U…``/``W…`` an
   "Ask a person" click brings in: one id or a list), ``threshold`` (in ``every_question`` mode, the least
-  evidence probability the bot speaks at; stricter than the answer decision's own by default) and
-  ``private_first`` (the answer is shown to the asker only, with "Share in thread": ``bot.slack.share``).
+  evidence probability the bot speaks at; stricter than the answer decision's own by default),
+  ``private_first`` (the answer is shown to the asker only, with "Share in thread": ``bot.slack.share``) and
+  ``sources`` (a list of source names from ``sources.toml`` or document id beginnings, e.g.
+  ``["help", "docs:guides/"]``: questions asked in the channel are answered only from those documents, of the
+  ones its visibility already lets it see; it narrows, never widens. Applied in the store's query:
+  ``retrieval.store``, "Narrowing").
 - Unknown keys, modes or ids are refused, never guessed: a bad file is one error naming the file, the line and
   what to do (``ChannelsFileError``). While the bot runs, a bad edit is logged and the settings it had stay.
 - The file is read again when it changes (its modification time and size), so a channel can be switched on or
@@ -39,7 +43,8 @@ EVERY_QUESTION_THRESHOLD = 0.85
 
 _CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{2,}$")
 _HANDOFF_ID = re.compile(r"^[SUW][A-Z0-9]{2,}$")
-_KEYS = frozenset({"mode", "handoff", "threshold", "private_first"})
+_WILDCARDS = frozenset("*?")  # Weaviate's like-pattern characters: a prefix is matched literally
+_KEYS = frozenset({"mode", "handoff", "threshold", "private_first", "sources"})
 
 
 class ChannelsFileError(ValueError):
@@ -52,6 +57,7 @@ class ChannelSettings:
     handoff: tuple[str, ...] = ()  # user group ids (S…) and user ids (U…/W…) a hand-off mentions
     threshold: float = EVERY_QUESTION_THRESHOLD  # every_question: the least evidence probability to speak at
     private_first: bool = False
+    sources: tuple[str, ...] | None = None  # answer only from these sources / id prefixes; None: all it may see
 
     @property
     def handoff_mentions(self) -> str:
@@ -109,7 +115,20 @@ def _channel(channel: str, table: object, text: str, where: str) -> ChannelSetti
     private_first = table.get("private_first", DEFAULT.private_first)
     if not isinstance(private_first, bool):
         raise bad("private_first", f"{private_first!r} is not true or false")
-    return ChannelSettings(mode=mode, handoff=tuple(handoff), threshold=float(threshold), private_first=private_first)
+    sources = table.get("sources")
+    if sources is not None:
+        if not isinstance(sources, list):
+            raise bad("sources", f"{sources!r} is not a list of source names or document id prefixes; "
+                                 'write it as a list, e.g. sources = ["help", "docs:guides/"]')
+        if not sources:
+            raise bad("sources", "the list is empty; name at least one source or document id prefix, or remove "
+                                 "the key to answer from every document the channel may see")
+        for entry in sources:
+            if not isinstance(entry, str) or not entry.strip() or entry != entry.strip() or _WILDCARDS & set(entry):
+                raise bad("sources", f"{entry!r} is not a source name or the beginning of document ids "
+                                     "(not empty, no surrounding spaces, no * or ?)")
+    return ChannelSettings(mode=mode, handoff=tuple(handoff), threshold=float(threshold), private_first=private_first,
+                           sources=tuple(dict.fromkeys(sources)) if sources is not None else None)
 
 
 def read_channels(path: Path) -> Channels:

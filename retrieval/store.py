@@ -27,6 +27,11 @@ first and its registry entry last, so an interrupted removal is retried by the n
 Visibility: ``["*"]`` is stored for documents visible everywhere; a search for a set of channels sees ``"*"`` and
 those channels' ids (one channel's, for a question asked in a channel; none, for public documents only).
 
+Narrowing (a help channel's ``sources``, ``bot.channels``): a search given ``sources`` sees, of what its
+visibility allows, only the documents whose id begins with one of them, or that were synced from a declared source
+of that name (the registry's ``source``; a connector's ids also begin with ``NAME:``). It is one more filter in the
+same Weaviate query, so the top-k is filled from those documents; it never shows a document the visibility hides.
+
 On a Weaviate cluster (``Replication``): new collections are made with the replication factor, and every read and
 write asks for the consistency level (QUORUM by default: with 3 replicas, one node may be down and nothing is
 lost or refused). On one server both are no-ops.
@@ -80,6 +85,9 @@ _SOURCE_PROPERTY = Property(name="source", data_type=DataType.TEXT, tokenization
                             index_searchable=False)
 # Added after the registry's first release: an older registry gets them when opened for writing.
 _ADDED_REGISTRY_PROPERTIES = (_SOURCE_PATH_PROPERTY, _SOURCE_PROPERTY)
+# A folder source's documents are found through the registry (their ids are paths); Weaviate's default
+# QUERY_MAXIMUM_RESULTS. A connector's documents need no lookup: their ids begin with "NAME:".
+_REGISTRY_READ_LIMIT = 10_000
 _REGISTRY_NAMESPACE = uuid.UUID("0b5e3c2a-63a4-4f0e-9a57-2d0e6f1c8b44")
 _SENTENCE_NAMESPACE = uuid.UUID("9f1d2c7e-0a4b-4c3d-8e5f-6a7b8c9d0e1f")
 
@@ -527,11 +535,13 @@ class ChunkStore:
         limit: int,
         alpha: float,
         mode: SearchMode = "hybrid",
+        sources: Collection[str] | None = None,
     ) -> list[ScoredChunk]:
-        """Hybrid (or pure BM25 / pure vector) search over the chunks visible everywhere or in one of ``channels``,
-        within ``query_timeout_s`` (``StoreError`` past it)."""
+        """Hybrid (or pure BM25 / pure vector) search over the chunks visible everywhere or in one of ``channels``
+        (and, given ``sources``, only of those documents: see "Narrowing"), within ``query_timeout_s``
+        (``StoreError`` past it)."""
         return await self._within("search", self._search(query, vector, language=language, channels=channels,
-                                                         limit=limit, alpha=alpha, mode=mode))
+                                                         limit=limit, alpha=alpha, mode=mode, sources=sources))
 
     async def _within(self, what: str, call: Awaitable[T]) -> T:
         try:
@@ -541,8 +551,11 @@ class ChunkStore:
                              "is running (WEAVIATE_URL, or the embedded server's log)") from error
 
     async def _search(self, query: str, vector: np.ndarray | None, *, language: str, channels: Collection[str],
-                      limit: int, alpha: float, mode: SearchMode) -> list[ScoredChunk]:
+                      limit: int, alpha: float, mode: SearchMode,
+                      sources: Collection[str] | None = None) -> list[ScoredChunk]:
         filters = Filter.by_property("visibility").contains_any([EVERYONE, *sorted(set(channels) - {EVERYONE})])
+        if sources is not None:
+            filters = filters & await self._narrowed_to(sources)
         for document_id in self.options.exclude_documents:
             filters = filters & Filter.by_property("document_id").not_equal(document_id)
         field, bm25_text = bm25_query(query, language, stemming=self.options.stemming)
@@ -574,6 +587,26 @@ class ChunkStore:
             ScoredChunk(chunk=chunk_from_properties(o.properties), score=s, rank=i + 1)
             for i, (o, s) in enumerate(zip(response.objects, scores))
         ]
+
+    async def _narrowed_to(self, sources: Collection[str]) -> Any:
+        """The filter of "Narrowing": ids beginning with an entry, or documents the registry has from a source of
+        that name. No entry (nothing allowed) matches no document."""
+        entries = sorted(set(sources))
+        document_id = Filter.by_property("document_id")
+        clauses = [document_id.like(f"{entry}*") for entry in entries]
+        if entries:
+            try:
+                response = await self._registry.query.fetch_objects(
+                    filters=Filter.by_property("source").contains_any(entries), limit=_REGISTRY_READ_LIMIT,
+                    return_properties=["document_id"])
+            except WeaviateBaseError as error:
+                raise StoreError(f"Weaviate failed to read the sources' documents: {first_line(error)}") from error
+            named = sorted({str(o.properties["document_id"]) for o in response.objects})
+            if named:
+                clauses.append(document_id.contains_any(named))
+        if not clauses:
+            return document_id.equal("")  # no document has an empty id
+        return clauses[0] if len(clauses) == 1 else Filter.any_of(clauses)
 
     async def sentence_hits(self, vector: np.ndarray, chunk_ids: Sequence[str], *, limit: int = 400) -> list[SentenceHit]:
         """The sentences of these chunks, most similar to ``vector`` first (exact cosine), within the timeout."""

@@ -130,7 +130,8 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
 
     vector = await deps.embedder.embed_query(query)
     hits = await deps.store.search(query, vector, language=query_language, channels=question.visible_in,
-                                   limit=config.search.limit, alpha=config.search.alpha_for(query_language))
+                                   limit=config.search.limit, alpha=config.search.alpha_for(query_language),
+                                   sources=question.sources)
     screened = await _screen(deps, query, vector, hits)
     candidates = list(screened.candidates)
     searched = time.perf_counter()

@@ -33,6 +33,9 @@ class Question:
     history: tuple[Turn, ...] = ()
     language: str = ""  # the asker's language; detected from the text once, here, when not given
     sees: frozenset[str] | None = None  # the channels whose documents it may be answered from; None: ``channel``'s
+    # Narrowing (a help channel's ``sources``): of what it may see, only documents whose id begins with one of
+    # these or that came from a declared source of that name. None: all it may see. Never widens ``visible_in``.
+    sources: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not self.language:

@@ -10,7 +10,7 @@
               status line instead ("searching the documents…"), and the thread's title from its first question
               — :eyes: again if Slack refuses the status
     sees      a private question (a DM) sees what ``bot.slack.visibility`` grants the asker; one in a channel,
-              that channel's documents
+              that channel's documents, only those of its ``sources`` when channels.toml lists some
     ask       bot.answer.ask, on its turn in the channel, with the thread's earlier turns as history: it answers,
               calls back here to reply (Block Kit in the question's thread; an error reply if answering or
               posting failed), and records the exchange (through the journal if the database is down)
@@ -48,6 +48,7 @@ from bot.channels import ChannelSettings
 from bot.claims import Claim, SlackIds
 from bot.exchange_log import LogUnavailable
 from bot.log_format import question_fields
+from bot.slack.assistant import context_of
 from bot.slack.blocks import (
     RenderOptions,
     SlackMessage,
@@ -169,7 +170,7 @@ async def _answer_and_reply(question: SlackQuestion, history: tuple[Turn, ...], 
         ticket.replied()  # in order is about replies: the channel's next question need not wait for the record
         return Delivery(attempt.reply_ts, refused)
 
-    asked = await ask(await _service_question(question, history, deps), deps.answer, deps.recorder,
+    asked = await ask(await _service_question(question, history, deps, reply.settings), deps.answer, deps.recorder,
                       _origin(question, attempt), limits=deps.limits, deliver=deliver)
     if attempt.reply_ts is not None:
         deps.metrics.replied(question.ts, attempt.reply_ts)
@@ -193,13 +194,14 @@ async def _keep_private(question: SlackQuestion, deps: SlackDeps, attempt: Attem
                     attempt.exchange_id)
 
 
-async def _service_question(question: SlackQuestion, history: tuple[Turn, ...], deps: SlackDeps) -> Question:
-    sees = None
+async def _service_question(question: SlackQuestion, history: tuple[Turn, ...], deps: SlackDeps,
+                            settings: ChannelSettings) -> Question:
+    sees, sources = None, settings.sources  # in a channel: its documents, narrowed to its sources if it lists any
     if question.private:
-        context = deps.assistant_contexts.get(f"{question.channel}:{question.reply_thread}")
-        sees = await deps.visibility.sees(question.user, context)
+        sees, sources = await deps.visibility.sees(question.user, context_of(question, deps)), None
     # The language stays the one detected from the whole text when it was parsed.
-    return replace(question.asked, text=question.text[: deps.options.max_question_chars], history=history, sees=sees)
+    return replace(question.asked, text=question.text[: deps.options.max_question_chars], history=history, sees=sees,
+                   sources=sources)
 
 
 def _slack_ids(question: SlackQuestion) -> SlackIds:

@@ -149,7 +149,8 @@ class SlackDeps:
     instance: Instance = field(default_factory=Instance.this)  # the owner named on the claims it holds
     metrics: Metrics = field(default_factory=Metrics.create)  # this app's own registry, served at /metrics
     clock: Clock = time.monotonic  # of the membership caches (a test moves it)
-    assistant_contexts: dict[str, str] = field(default_factory=dict)  # "dm:thread_ts" -> the pane's channel
+    # "dm:thread_ts" -> the pane's channel; "user:U…" -> the channel Agent View last saw them viewing
+    assistant_contexts: dict[str, str] = field(default_factory=dict)
     leads: Leads = field(init=False)
     visibility: PrivateVisibility = field(init=False)
     answer_slots: asyncio.Semaphore = field(init=False)

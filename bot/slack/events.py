@@ -19,6 +19,11 @@ Rules of the edge, each applied here so nothing below needs to know Slack's payl
   ``mentioned`` and ``private`` (visibility in private is decided later, ``bot.slack.visibility``).
 - An **assistant thread** event (``assistant_thread_started`` / ``assistant_thread_context_changed``) names the
   user, the DM channel and thread, and the channel the pane was opened from, when it was (its context).
+- **Agent View** (the ``agent_view`` feature): ``app_context_changed`` says what a user is looking at now,
+  ``context.entities`` ordered by relevance, or ``{}`` for nothing; its channel is the first entity of type
+  ``slack#/types/channel_id`` naming a channel (C…, G…). The user is the event's ``user``, else the non-bot user of
+  its ``authorizations`` (the shape of Slack's reference sample). Slack also stamps that context on ``message.im``
+  as ``app_context``: a DM that carries one knows its context itself (``SlackQuestion.context``).
 - A **feedback click** is a ``block_actions`` payload whose action is the answer's feedback buttons
   (``FEEDBACK_ACTION``, native ``feedback_buttons`` or the plain button pair), on a message in a channel.
 - A **hand-off click** is the same payload on the "Ask a person" button (``HANDOFF_ACTION``): under an answer, or
@@ -33,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -62,6 +67,10 @@ class SlackQuestion:
     retry: int = 0  # 0: Slack's first delivery
     private: bool = False  # asked in a direct message (or the assistant pane, a DM thread)
     unprompted: bool = False  # a top-level message in a channel, not addressed to the bot (help channels)
+    # Agent View: the channel the asker was viewing, from the DM's own ``app_context``; ``context_sent`` False:
+    # the message carried none (the assistant pane, or an app not subscribed to app_context_changed).
+    context: str | None = None
+    context_sent: bool = False
 
     @property
     def channel(self) -> str:
@@ -123,6 +132,20 @@ class AssistantThread:
     channel: str  # the DM
     thread_ts: str
     context_channel: str | None  # the channel the user was looking at when they opened the pane, if any
+
+
+@dataclass(frozen=True, slots=True)
+class AppContext:
+    """Agent View: what a user is looking at changed (``app_context_changed``)."""
+
+    event_id: str
+    team_id: str | None
+    user: str
+    channel: str | None  # the most relevant channel in view (C…, G…); None: no channel (a DM, a canvas, nothing)
+
+
+CHANNEL_ENTITY = "slack#/types/channel_id"
+_CONTEXT_CHANNEL = re.compile(r"^[CG][A-Z0-9]{2,}$")
 
 
 FEEDBACK_ACTION = "verbatim_feedback"  # action_id of the feedback buttons (of the plain pair: + "_positive" …)
@@ -216,6 +239,8 @@ def parse_direct_message(body: Mapping[str, Any], bot_user_id: str | None, retry
             or not _said_by_a_person(event, bot_user_id)):
         return None
     mention = _mention(body, event, bot_user_id, retry, mentioned=True, private=True)
+    if "app_context" in event:  # Agent View: the context rides on the message
+        mention = replace(mention, context=context_channel(event.get("app_context")), context_sent=True)
     return mention if mention.text else None
 
 
@@ -256,6 +281,40 @@ def parse_assistant_thread(body: Mapping[str, Any]) -> AssistantThread | None:
         started=kind == "assistant_thread_started", user=user, channel=channel, thread_ts=thread_ts,
         context_channel=context if isinstance(context, str) and context else None,
     )
+
+
+def parse_app_context(body: Mapping[str, Any]) -> AppContext | None:
+    """The user and channel of an ``app_context_changed`` event; None when it names no user."""
+    event = body.get("event") or {}
+    if event.get("type") != "app_context_changed":
+        return None
+    user = event.get("user")
+    if not isinstance(user, str) or not user:
+        people = [a.get("user_id") for a in body.get("authorizations") or ()
+                  if isinstance(a, dict) and a.get("is_bot") is False and isinstance(a.get("user_id"), str)]
+        user = people[0] if people else None
+    if user is None:
+        return None
+    return AppContext(event_id=str(body.get("event_id") or ""), team_id=body.get("team_id"), user=user,
+                      channel=context_channel(event.get("context")))
+
+
+def context_channel(context: object) -> str | None:
+    """The first (most relevant) channel among an Agent View context's entities; None when there is none.
+
+    >>> context_channel({"entities": [{"type": "slack#/types/canvas_id", "value": "F1"},
+    ...                               {"type": "slack#/types/channel_id", "value": "C0HELP"}]})
+    'C0HELP'
+    >>> context_channel({}) is None
+    True
+    """
+    entities = context.get("entities") if isinstance(context, dict) else None
+    for entity in entities if isinstance(entities, list) else ():
+        if isinstance(entity, dict) and entity.get("type") == CHANNEL_ENTITY:
+            value = entity.get("value")
+            if isinstance(value, str) and _CONTEXT_CHANNEL.match(value):
+                return value
+    return None
 
 
 def parse_feedback(body: Mapping[str, Any]) -> FeedbackClick | None:

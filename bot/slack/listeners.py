@@ -18,13 +18,14 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from bot.slack.answering import Attempt, answer_after_bug, take_question
-from bot.slack.assistant import take_assistant_thread
+from bot.slack.assistant import take_app_context, take_assistant_thread
 from bot.slack.deps import SlackDeps
 from bot.slack.events import (
     FEEDBACK_ACTION,
     HANDOFF_ACTION,
     SHARE_ACTION,
     SlackQuestion,
+    parse_app_context,
     parse_assistant_thread,
     parse_feedback,
     parse_handoff,
@@ -82,6 +83,15 @@ async def on_assistant_thread(body: Body, context: AsyncBoltContext, request: As
         await take_assistant_thread(thread, deps)
 
 
+async def on_app_context(body: Body, context: AsyncBoltContext, request: AsyncBoltRequest, deps: SlackDeps) -> None:
+    """app_context_changed (Agent View): the channel the user is viewing now, for their next private question."""
+    viewing = parse_app_context(body)
+    if viewing is None:
+        log.info("app_context_changed %s names no user; ignored", body.get("event_id"))
+        return
+    take_app_context(viewing, deps)
+
+
 async def on_feedback(ack: AsyncAck, body: Body, deps: SlackDeps) -> None:
     """A 👍 / 👎 click under an answer (interactivity): acked at once, then recorded as that user's feedback."""
     await ack()
@@ -135,6 +145,7 @@ def register(app: AsyncApp, deps: SlackDeps) -> None:
     app.event("reaction_removed")(_bind(on_reaction, deps))
     app.event("assistant_thread_started")(_bind(on_assistant_thread, deps))
     app.event("assistant_thread_context_changed")(_bind(on_assistant_thread, deps))
+    app.event("app_context_changed")(_bind(on_app_context, deps))
     app.action(re.compile(f"^{FEEDBACK_ACTION}"))(_bind_action(on_feedback, deps))
     app.action(re.compile(f"^{HANDOFF_ACTION}"))(_bind_action(on_handoff, deps))  # and its DM "with my question"
     app.action(SHARE_ACTION)(_bind_action(on_share, deps))

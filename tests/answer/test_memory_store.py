@@ -60,3 +60,14 @@ async def test_a_question_granted_several_channels_sees_each_ones_documents_and_
     public = await answer(Question(question, channel="D0ANNA", sees=frozenset()), deps)
     assert "credits" in {h.chunk.document_id for h in granted.retrieved}
     assert [h.chunk.document_id for h in public.retrieved] == ["refunds"]
+
+
+async def test_sources_narrow_what_a_question_sees_and_never_widen_it(embedder: E5Embedder) -> None:
+    """A help channel's ``sources``: only documents whose id begins with one; a hidden one stays hidden."""
+    deps = AnswerDeps(store=await memory_store(embedder), embedder=embedder, config=AnswerConfig(),
+                      abstain_models=AbstainModels())
+    question = "Up to how much can a team lead approve a goodwill credit?"
+    narrowed = await answer(Question(question, channel="C0LEADS", sources=("refu",)), deps)
+    not_widened = await answer(Question(question, channel="C0GENERAL", sources=("credits",)), deps)
+    assert [h.chunk.document_id for h in narrowed.retrieved] == ["refunds"]
+    assert not_widened.retrieved == ()

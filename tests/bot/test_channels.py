@@ -45,13 +45,32 @@ def test_each_channel_gets_what_its_table_says_and_others_keep_mentions() -> Non
     assert channels.of("G0PRIVATE").handoff_mentions == "<@U0ANNA> <@W0BORIS>"
 
 
+@pytest.mark.parametrize(("sources", "narrowed"), [
+    (None, None),  # no key: everything the channel's visibility allows
+    ('["help"]', ("help",)),
+    ('["help", "docs:guides/"]', ("help", "docs:guides/")),
+    ('["справка", "ヘルプ:", "help", "help"]', ("справка", "ヘルプ:", "help")),  # any script; a repeat once
+])
+def test_sources_narrow_a_channel_to_the_listed_sources_and_prefixes(sources: str | None,
+                                                                     narrowed: tuple[str, ...] | None) -> None:
+    text = '[channels.C0HELP]\nmode = "every_question"\n' + (f"sources = {sources}\n" if sources else "")
+    assert parse_channels(text).of("C0HELP").sources == narrowed
+    assert parse_channels(text).of("C0ELSEWHERE").sources is None
+
+
 @pytest.mark.parametrize(("text", "line", "words"), [
     ('[channels.C0HELP]\nmode = "every_question"\n\n[channels.C0OPS]\nmode = "always"\n', 5, "'always' is not one of"),
     ('[channels.C0HELP]\nmode = "every_question"\nhandoff = "oncall-team"\n', 3, "not a user group id"),
     ('[channels.C0HELP]\nthreshold = 1.5\n', 2, "not a number from 0 to 1"),
     ('[channels.C0HELP]\nthreshold = true\n', 2, "not a number from 0 to 1"),
     ('[channels.C0HELP]\nprivate_first = "yes"\n', 2, "not true or false"),
-    ('[channels.C0HELP]\nmode = "mention"\nsources = ["handbook"]\n', 3, "unknown key"),
+    ('[channels.C0HELP]\nmode = "mention"\nhandbook = ["faq"]\n', 3, "unknown key"),
+    ('[channels.C0HELP]\nmode = "every_question"\nsources = "help"\n', 3, "is not a list"),
+    ('[channels.C0HELP]\nsources = []\n', 2, "the list is empty"),
+    ('[channels.C0HELP]\n\nsources = ["help", ""]\n', 3, "'' is not a source name"),
+    ('[channels.C0HELP]\nsources = ["docs:*"]\n', 2, "no * or ?"),
+    ('[channels.C0HELP]\nsources = [" help"]\n', 2, "no surrounding spaces"),
+    ('[channels.C0HELP]\nsources = [3]\n', 2, "3 is not a source name"),
     ('[channels.help]\nmode = "every_question"\n', 1, "not a channel id"),
     ('[channel.C0HELP]\nmode = "every_question"\n', 1, "unknown table or key 'channel'"),
     ('[channels.C0HELP]\nmode = every_question\n', 2, "fix the TOML"),

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import shutil
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from retrieval.chunking import ChunkingConfig
 from retrieval.chunks import Chunk
+from retrieval.documents import Document
 from retrieval.embedders.local import E5Embedder
 from retrieval.ingest import IngestLimits, IngestReport, Status, ingest, load_paths
 from retrieval.search import search
@@ -199,3 +201,32 @@ async def test_a_search_for_several_channels_sees_the_documents_of_each(
     assert "leads-escalation-matrix" in await documents(("C0HR", "C0LEADS"))
     assert "leads-escalation-matrix" not in await documents(("C0HR", "C0OTHER"))
     assert "leads-escalation-matrix" not in await documents(())
+
+
+async def test_sources_narrow_a_search_to_named_sources_and_id_prefixes_never_past_visibility(
+        store: ChunkStore, embedder: E5Embedder) -> None:
+    """A help channel's ``sources``: by the source a document was synced from (its id need not say it), or by the
+    beginning of its id; the top-k is filled from those documents only, and a hidden one stays hidden."""
+    handbook = ("billing", "accounts")  # a folder source's documents: ids are their front matter's, not "handbook:"
+    loaded = (replace(d, source_name="handbook") if isinstance(d, Document) and d.source_path
+              and any(f"/{part}/" in d.source_path for part in handbook) else d
+              for d in load_paths([DEMO_CORPUS], LIMITS))
+    report = await ingest(loaded, store=store, embedder=embedder, chunking=ChunkingConfig())
+    assert report.failures == []
+    question = "Как быстро отвечает поддержка и когда возвращают деньги?"
+    vector = await embedder.embed_query(question)
+
+    async def documents(sources: tuple[str, ...] | None, channels: tuple[str, ...] = ()) -> set[str]:
+        hits = await store.search(question, vector, language="ru", channels=channels, limit=50, alpha=0.5,
+                                  sources=sources)
+        return {h.chunk.document_id for h in hits}
+
+    everything = await documents(None)
+    assert {"billing-refunds", "ru-first-line-guide", "ja-shipping-returns"} <= everything
+    assert await documents(("handbook",)) == {"billing-refunds", "accounts-password-reset"}
+    assert await documents(("ru-",)) == {"ru-first-line-guide"}
+    assert await documents(("handbook", "ja-")) == {"billing-refunds", "accounts-password-reset",
+                                                    "ja-shipping-returns"}
+    assert await documents(("no-such-source",)) == set()
+    assert await documents(("leads-",)) == set(), "narrowing never shows what the channel may not see"
+    assert await documents(("leads-",), channels=("C0LEADS",)) == {"leads-escalation-matrix"}

@@ -1,10 +1,12 @@
 """Asking privately: a direct message, and the assistant pane (a thread started, a question, a follow-up), over
-HTTP and Socket Mode alike; what a private question may see (DM_VISIBILITY, the pane's channel context)."""
+HTTP and Socket Mode alike; what a private question may see (DM_VISIBILITY, the pane's channel context, and Agent
+View's: the channel the user views, from app_context_changed or the message's own app_context)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Literal
 
 import pytest
 
@@ -58,10 +60,11 @@ async def private_bot(request: pytest.FixtureRequest, slack: SlackStandIn, answe
         yield PrivateBot(running, clock)
 
 
-async def dm_answer(bot: Bot, text: str, *, user: str, thread_ts: str | None = None,
-                    nth: int = 1) -> tuple[dict, ExchangeRecord]:
-    """Ask in the user's DM (or in a thread of it); the bot's reply and its exchange."""
-    message = bot.slack.direct_message(text, user=user, thread_ts=thread_ts)
+async def dm_answer(bot: Bot, text: str, *, user: str, thread_ts: str | None = None, nth: int = 1,
+                    viewing: str | None | Literal[False] = False) -> tuple[dict, ExchangeRecord]:
+    """Ask in the user's DM (or in a thread of it; with Agent View's ``app_context`` unless ``viewing`` is False);
+    the bot's reply and its exchange."""
+    message = bot.slack.direct_message(text, user=user, thread_ts=thread_ts, viewing=viewing)
     await bot.deliver(message)
     channel = bot.slack.dm_channel(user)
     reply = await bot.reply(channel, thread_ts or message["ts"], nth=nth)
@@ -186,3 +189,41 @@ async def test_a_pane_moved_out_of_the_channel_sees_public_documents_only(privat
 
     _, exchange = await dm_answer(bot, LEADS_QUESTION, user=GRETA, thread_ts=thread_ts)
     assert LEADS_DOCUMENT not in cited(exchange)
+
+
+async def test_agent_view_context_lets_a_dm_see_the_viewed_channel_only_while_the_user_is_a_member(
+        private_bot: PrivateBot) -> None:
+    bot, slack = private_bot.bot, private_bot.bot.slack
+    slack.add_member("C0LEADS", GRETA)
+    for user in (GRETA, "U0OTTO"):
+        await bot.deliver(slack.app_context_changed(user=user, viewing="C0LEADS"))
+    await bot.settle()
+
+    _, member = await dm_answer(bot, LEADS_QUESTION, user=GRETA)
+    _, stranger = await dm_answer(bot, LEADS_QUESTION, user="U0OTTO")
+    assert LEADS_DOCUMENT in {c.document_id for c in member.citations if c.kept}
+    assert LEADS_DOCUMENT not in cited(stranger)
+    assert bot.posts()[-1]["channel"] == slack.dm_channel("U0OTTO"), "answered in the DM, nothing posted elsewhere"
+
+    await bot.deliver(slack.app_context_changed(user=GRETA, viewing=None))  # she looks at no channel now
+    await bot.settle()
+    _, after = await dm_answer(bot, LEADS_QUESTION, user=GRETA)
+    assert LEADS_DOCUMENT not in cited(after)
+
+
+async def test_agent_view_context_from_slacks_reference_envelope_and_from_the_message_itself(
+        private_bot: PrivateBot) -> None:
+    """The user only in ``authorizations`` (Slack's sample) still counts; a DM's own ``app_context`` is the freshest
+    word and wins over what app_context_changed said before."""
+    bot, slack = private_bot.bot, private_bot.bot.slack
+    slack.add_member("C0LEADS", GRETA)
+    slack.add_member("C0LEADS", "U0OLGA")
+    await bot.deliver(slack.app_context_changed(user=GRETA, viewing="C0LEADS", user_in_event=False))
+    await bot.settle()
+    _, recorded = await dm_answer(bot, LEADS_QUESTION, user=GRETA)
+    _, viewing_nothing = await dm_answer(bot, LEADS_QUESTION, user=GRETA, viewing=None)
+
+    _, stamped = await dm_answer(bot, LEADS_QUESTION, user="U0OLGA", viewing="C0LEADS")
+    assert LEADS_DOCUMENT in {c.document_id for c in recorded.citations if c.kept}
+    assert LEADS_DOCUMENT not in cited(viewing_nothing)
+    assert LEADS_DOCUMENT in {c.document_id for c in stamped.citations if c.kept}

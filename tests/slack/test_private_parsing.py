@@ -1,11 +1,18 @@
-"""The edge's new shapes, table-driven: which DMs are questions, assistant thread events, feedback clicks, and
-the DM_VISIBILITY format (a bad entry is one line naming it)."""
+"""The edge's new shapes, table-driven: which DMs are questions, assistant thread events, Agent View's context,
+feedback clicks, and the DM_VISIBILITY format (a bad entry is one line naming it)."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.slack.events import parse_assistant_thread, parse_feedback, parse_handoff, parse_message, parse_share
+from bot.slack.events import (
+    parse_app_context,
+    parse_assistant_thread,
+    parse_feedback,
+    parse_handoff,
+    parse_message,
+    parse_share,
+)
 from bot.slack.visibility import parse_dm_visibility
 from tests.standins import slack_events
 
@@ -42,6 +49,44 @@ def test_assistant_thread_events_name_the_thread_and_its_context(kind: str, cont
     assert thread is not None
     assert (thread.user, thread.channel, thread.thread_ts, thread.context_channel, thread.started) == (
         "U0ANNA", "D0ANNA", "1.000001", context, started)
+
+
+def _entities(*pairs: tuple[str, str]) -> dict:
+    return {"entities": [{"type": f"slack#/types/{kind}", "value": value, "team_id": "T1"} for kind, value in pairs]}
+
+
+PERSON = [{"team_id": "T1", "user_id": "U0ANNA", "is_bot": False, "is_enterprise_install": False}]
+BOT = [{"team_id": "T1", "user_id": "UBOT", "is_bot": True, "is_enterprise_install": False}]
+
+
+@pytest.mark.parametrize(("event", "authorizations", "seen"), [
+    ({"user": "U0ANNA", "context": _entities(("channel_id", "C0LEADS"))}, BOT, ("U0ANNA", "C0LEADS")),
+    ({"context": _entities(("channel_id", "C0LEADS"))}, PERSON, ("U0ANNA", "C0LEADS")),  # Slack's reference sample
+    ({"user": "U0ANNA", "context": _entities(("canvas_id", "F1"), ("channel_id", "G0HR"), ("channel_id", "C0X"))},
+     BOT, ("U0ANNA", "G0HR")),  # the most relevant channel: the first one
+    ({"user": "U0ANNA", "context": {}}, BOT, ("U0ANNA", None)),  # viewing nothing
+    ({"user": "U0ANNA", "context": _entities(("channel_id", "D0ANNA"))}, BOT, ("U0ANNA", None)),  # a DM: no channel
+    ({"user": "U0ANNA", "context": _entities(("channel_id", "not a channel"))}, BOT, ("U0ANNA", None)),
+    ({"user": "U0ANNA"}, BOT, ("U0ANNA", None)),
+    ({"context": _entities(("channel_id", "C0LEADS"))}, BOT, None),  # whose view? nobody named: ignored
+])
+def test_agent_view_context_names_the_user_and_the_channel_they_view(event: dict, authorizations: list,
+                                                                    seen: tuple | None) -> None:
+    parsed = parse_app_context({"event_id": "Ev1", "team_id": "T1", "authorizations": authorizations,
+                                "event": {"type": "app_context_changed"} | event})
+    assert ((parsed.user, parsed.channel) if parsed else None) == seen
+
+
+@pytest.mark.parametrize(("app_context", "context", "sent"), [
+    (None, None, False),  # the assistant pane, or no app_context_changed subscription
+    (_entities(("channel_id", "C0LEADS")), "C0LEADS", True),
+    ({}, None, True),  # Agent View says: no channel in view
+])
+def test_a_dm_carries_the_agent_view_context_it_was_sent_from(app_context: dict | None, context: str | None,
+                                                               sent: bool) -> None:
+    event = DM | ({"app_context": app_context} if app_context is not None else {})
+    parsed = parse_message({"event_id": "Ev1", "event": event}, "UBOT")
+    assert parsed is not None and (parsed.context, parsed.context_sent) == (context, sent)
 
 
 def _click(action_id: str, value: str) -> dict:

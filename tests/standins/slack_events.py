@@ -294,6 +294,24 @@ def assistant_thread_event(
     }
 
 
+def app_context(*, team: str, channel: str | None) -> JsonDict:
+    """Agent View's context (docs.slack.dev/reference/events/app_context_changed): the entities the user is viewing,
+    most relevant first, or ``{}`` when there are none. A channel comes after the canvas open beside it."""
+    if channel is None:
+        return {}
+    return {"entities": [{"type": "slack#/types/canvas_id", "value": "F0CANVAS", "team_id": team},
+                         {"type": "slack#/types/channel_id", "value": channel, "team_id": team}]}
+
+
+def app_context_changed(*, team: str, channel: str | None, user: str | None) -> JsonDict:
+    """``app_context_changed``, sent only to apps with the ``agent_view`` feature; Slack's reference sample names the
+    user in the envelope's ``authorizations`` only (``user`` None here), other payloads seen carry ``user``."""
+    event: JsonDict = {"type": "app_context_changed", "context": app_context(team=team, channel=channel)}
+    if user is not None:
+        event["user"] = user
+    return event
+
+
 def block_actions(
     *,
     user: str,

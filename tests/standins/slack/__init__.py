@@ -56,6 +56,11 @@ The assistant pane: ``assistant_thread_started(user=, context_channel=)`` opens 
 does (subtype ``assistant_app_thread``, by the bot). ``direct_message(text, thread_ts=)`` is the user's
 ``message.im`` in the DM or in that thread.
 
+Agent View (``agent_view``): ``app_context_changed(user=, viewing=)`` says the user now views a channel (or
+none: ``context`` ``{}``), as an event with ``user`` or, with ``user_in_event=False``, as the envelope of Slack's
+reference sample (the user only in ``authorizations``); ``direct_message(text, viewing=)`` stamps the message with
+that ``app_context``. Neither changes the workspace.
+
 Socket Mode: apps.connections.open hands out a URL of the ``/socket`` websocket. On connect it sends
 ``hello``; ``send_envelope`` sends an envelope to the newest connection, the client's acks land in
 ``slack.acks``; ``redeliver``/``redeliver_unless_acked`` send the same payload again with

@@ -90,9 +90,28 @@ class EventPayloads:
         """The id of the DM between ``user`` and the bot (``D`` + the user id's tail: one per user)."""
         return "D" + (user or self.asker)[1:]
 
-    def direct_message(self, text: str, *, user: str | None = None, thread_ts: str | None = None) -> JsonDict:
-        """A person's ``message`` in their DM with the bot (``message.im``: ``channel_type`` "im")."""
-        return self.user_message(self.dm_channel(user), text, user=user, thread_ts=thread_ts)
+    def direct_message(self, text: str, *, user: str | None = None, thread_ts: str | None = None,
+                       viewing: str | None | Literal[False] = False) -> JsonDict:
+        """A person's ``message`` in their DM with the bot (``message.im``: ``channel_type`` "im"); under Agent View
+        it carries ``app_context``: what they were viewing (a channel id, or None for nothing; False: no context)."""
+        message = self.user_message(self.dm_channel(user), text, user=user, thread_ts=thread_ts)
+        if viewing is not False:
+            message["app_context"] = slack_events.app_context(team=self.team_id, channel=viewing)
+        return message
+
+    def app_context_changed(self, *, user: str | None = None, viewing: str | None = None,
+                            user_in_event: bool = True) -> JsonDict:
+        """Agent View: the user now views ``viewing`` (a channel id; None: no channel). With ``user_in_event``
+        False it is the envelope of Slack's reference sample: the user only in ``authorizations``."""
+        who = user or self.asker
+        event = slack_events.app_context_changed(team=self.team_id, channel=viewing,
+                                                 user=who if user_in_event else None)
+        if user_in_event:
+            return event
+        envelope = self.envelope(event)
+        envelope["authorizations"] = [{"enterprise_id": None, "team_id": self.team_id, "user_id": who,
+                                       "is_bot": False, "is_enterprise_install": False}]
+        return envelope
 
     def assistant_thread_started(self, *, user: str | None = None, context_channel: str | None = None) -> JsonDict:
         """The user opened the assistant pane (from ``context_channel``, if given): a new DM thread."""
