@@ -368,7 +368,9 @@ def model_name(model: AbstainModel) -> str:
 
 
 def model_for(models: AbstainModels, row: Row) -> AbstainModel:
-    model = models.for_query(EMBEDDER, row.language, row.thread)
+    """``models``' model for ``row``: all fitted with the features alone, or all with one judge's logit."""
+    judge = next((m.judge for m in models.models), None)
+    model = models.for_query(EMBEDDER, row.language, row.thread, judge=judge)
     assert model is not None
     return model
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.answer.evidence import load_models
+from retrieval.embedders.local import E5Embedder
 from retrieval.encoder.judge import JUDGE_DIR, Judge, JudgeCard, JudgeFileError, Pair, pair_ids, read_judge
 from retrieval.encoder.runtime import E5Encoder
 
@@ -22,6 +24,18 @@ def test_the_shipped_judge_is_small_and_says_how_it_was_made() -> None:
     card = JudgeCard.read(JUDGE_DIR / "judge.json")
     assert card.trained["command"].startswith("python -m train.judge")  # type: ignore[union-attr]
     assert card.trained["data_digest"] and 0 < card.threshold < 1 and card.candidates >= 1
+
+
+@pytest.mark.parametrize(("language", "thread"), [("en", False), ("en", True), ("ja", False), ("ru", False)])
+def test_the_shipped_decision_models_fitted_with_a_judge_are_fitted_with_the_shipped_one(
+        language: str, thread: bool) -> None:
+    """With VERBATIM_JUDGE=true every question finds a decision model made for the judge that runs (a model
+    fitted on another judge's logits would read this one's wrongly)."""
+    models = load_models()
+    judged = [m for m in models.models if m.judge is not None]
+    assert judged and {m.judge for m in judged} == {read_judge()[0].version}
+    model = models.for_query(E5Embedder.name, language, thread, judge=read_judge()[0].version)
+    assert model is not None and model.feature_names()[-1] == "judge_logit"
 
 
 # (question, a sentence that answers it, a sentence of the same document that does not)
