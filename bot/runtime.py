@@ -119,6 +119,8 @@ async def open_retrieval(settings: Settings, *, create: bool = False, rebuild: b
             await stack.enter_async_context(cohere_client)
         embedder = build_embedder(settings, cohere_client, embed_threads, query_threads)
         stack.push_async_callback(embedder.aclose)
+        if isinstance(embedder, E5Embedder):  # its second of loading runs while Weaviate starts (3 s)
+            embedder.preload()
         handle = await connect(settings.weaviate_config())
         stack.push_async_callback(handle.close)
         store = ChunkStore(handle.client, settings.verbatim_collection,

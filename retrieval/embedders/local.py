@@ -44,10 +44,18 @@ class _ThreadedModel(Generic[Model]):
         self._model: Model | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=thread_name)
 
-    def _call(self, call: Call[Model], given_up: threading.Event) -> np.ndarray:
+    def _loaded(self) -> Model:
         if self._model is None:
             self._model = self._load()
-        return np.asarray(call(self._model, given_up), dtype=np.float32)
+        return self._model
+
+    def _call(self, call: Call[Model], given_up: threading.Event) -> np.ndarray:
+        return np.asarray(call(self._loaded(), given_up), dtype=np.float32)
+
+    def preload(self) -> None:
+        """Start loading the model on its worker now, without waiting (a command's start runs it beside the
+        Weaviate start). A load that fails here is tried again by the first call, which raises its error."""
+        self._executor.submit(self._loaded)
 
     async def run(self, call: Call[Model]) -> np.ndarray:
         """``call(model, given_up)`` on the worker thread (the model loaded there first if it is not yet)."""
@@ -105,6 +113,10 @@ class E5Embedder:
         batch = list(texts)
         return await self._model.run(lambda model, given_up: model.embed(batch, "query", self._query_threads,
                                                                         stop=given_up))
+
+    def preload(self) -> None:
+        """Load the model on the worker in the background (``_ThreadedModel.preload``)."""
+        self._model.preload()
 
     async def on_encoder(self, call: Callable[[E5Encoder], np.ndarray]) -> np.ndarray:
         """``call(encoder)`` on the embedder's worker thread: the judge runs there, on the same model file."""

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from bench.wheel_engine import WheelEngine
-from retrieval.embedders.local import E5Embedder
+from retrieval.embedders.local import E5Embedder, _ThreadedModel
 from retrieval.encoder.runtime import E5Encoder, GaveUp, length_groups
 from retrieval.encoder.weights import Weights
 
@@ -156,3 +156,32 @@ def test_texts_run_in_groups_of_similar_length_within_the_padding_budget(
     got = length_groups(lengths, tokens)
     assert got == groups
     assert sorted(i for g in got for i in g) == list(range(len(lengths)))
+
+
+async def test_a_preloaded_embedder_gives_the_same_vectors(embedder: E5Embedder) -> None:
+    preloaded = E5Embedder(threads=1)
+    try:
+        preloaded.preload()  # loads on its worker while the caller goes on (a command's start: Weaviate's)
+        got = await preloaded.embed_query("Как долго действует ссылка для сброса пароля?")
+    finally:
+        await preloaded.aclose()
+    want = await embedder.embed_query("Как долго действует ссылка для сброса пароля?")
+    assert float(np.dot(got, want)) > 0.999
+
+
+async def test_a_model_that_fails_to_preload_raises_its_error_at_the_first_call() -> None:
+    """Nothing is swallowed: the load is tried again by the call, which gets the load's own error."""
+    loads: list[int] = []
+
+    def load() -> object:
+        loads.append(1)
+        raise OSError("the model file is unreadable")
+
+    model: _ThreadedModel[object] = _ThreadedModel(load, "test-preload")
+    try:
+        model.preload()
+        with pytest.raises(OSError, match="unreadable"):
+            await model.run(lambda m, _: np.zeros(1))
+    finally:
+        model.shutdown()
+    assert len(loads) == 2
