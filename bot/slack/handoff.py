@@ -21,6 +21,7 @@ import logging
 from bot.exchange_log import LogUnavailable
 from bot.handoffs import AnsweredQuestion
 from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
+from bot.slack.errors import give_back
 from bot.slack.events import HandoffClick
 from bot.slack.messages import SlackWording, slack_wording_for
 from bot.slack.text import escape_mrkdwn, shorten
@@ -101,10 +102,7 @@ async def _escalate(click: HandoffClick, answer: AnsweredQuestion, where: str, w
     except SLACK_ERRORS as error:
         log.error("cannot post the hand-off of exchange %s in %s: %s; giving it back", answer.exchange_id, where,
                   slack_error(error))
-        try:
-            await deps.handoffs.release(answer.exchange_id)
-        except LogUnavailable as down:
-            log.error("could not give back the hand-off of exchange %s (%s)", answer.exchange_id, down.cause)
+        await give_back(deps.handoffs.release, answer.exchange_id, "hand-off")
         await _tell(deps, click, answer, words.handoff_failed)
         return
     try:
@@ -125,10 +123,7 @@ async def _post(click: HandoffClick, answer: AnsweredQuestion, who: str, words: 
     except SLACK_ERRORS as error:
         log.error("cannot post the hand-off of exchange %s in %s: %s; giving it back", answer.exchange_id,
                   click.channel, slack_error(error))
-        try:
-            await deps.handoffs.release(answer.exchange_id)
-        except LogUnavailable as down:
-            log.error("could not give back the hand-off of exchange %s (%s)", answer.exchange_id, down.cause)
+        await give_back(deps.handoffs.release, answer.exchange_id, "hand-off")
         await _tell(deps, click, answer, words.handoff_failed)
         return
     try:

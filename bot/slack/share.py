@@ -19,6 +19,7 @@ from bot.private_replies import ShareTaken
 from bot.slack.answering import REPLY_EVENT_TYPE
 from bot.slack.blocks import shared_message
 from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
+from bot.slack.errors import give_back
 from bot.slack.events import ShareClick
 from bot.slack.messages import slack_wording_for
 
@@ -58,10 +59,7 @@ async def _post(click: ShareClick, taken: ShareTaken, deps: SlackDeps) -> None:
     except SLACK_ERRORS as error:
         log.error("cannot share exchange %s in %s: %s; giving the share back", taken.exchange_id, click.channel,
                   slack_error(error))
-        try:
-            await deps.private_replies.release(taken.exchange_id)
-        except LogUnavailable as down:
-            log.error("could not give back the share of exchange %s (%s)", taken.exchange_id, down.cause)
+        await give_back(deps.private_replies.release, taken.exchange_id, "share")
         await _tell(deps, click, taken, words.share_failed)
         return
     shared_ts = str(response.get("ts") or "")

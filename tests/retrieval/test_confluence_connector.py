@@ -31,6 +31,7 @@ from retrieval.sources import SourcesError, SourceSpec, parse_sources
 from retrieval.store import ChunkStore
 from tests.retrieval.pdf_fixture import make_pdf
 from tests.retrieval.test_sync import changes
+from tests.retrieval.sources_common import visible
 from tests.standins.confluence import Attachment, ConfluenceStandIn, Page, status
 
 TOKEN, EMAIL, PAT = "cf-api-t0ken-secret", "docs-bot@acme.test", "dc-pat-secret"
@@ -78,11 +79,6 @@ async def sync(cf: ConfluenceStandIn, store: ChunkStore, embedder: E5Embedder, s
     connector = ConfluenceConnector.from_spec(spec, {"CF_TOKEN": token or cf.token})
     return await sync_source(spec, store=store, embedder=embedder, chunking=ChunkingConfig(), limits=IngestLimits(),
                              state=state, cache_root=tmp_path, connector=connector)
-
-
-async def visible(store: ChunkStore, embedder: E5Embedder, query: str, channel: str | None = None) -> list[str]:
-    result = await search(query, store=store, embedder=embedder, config=SearchConfig(), channel=channel, limit=5)
-    return [hit.chunk.document_id for hit in result.hits]
 
 
 def seed(cf: ConfluenceStandIn) -> None:

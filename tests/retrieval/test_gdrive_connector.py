@@ -33,6 +33,7 @@ from retrieval.sources import SourcesError, SourceSpec, parse_sources
 from retrieval.store import ChunkStore
 from tests.retrieval.pdf_fixture import make_pdf
 from tests.retrieval.test_sync import changes
+from tests.retrieval.sources_common import visible
 from tests.standins.gdrive import DOC_SCOPE, FOLDER, GOOGLE_DOC, DriveFile, DriveStandIn, Permission, real, status
 
 ANYONE = Permission("anyone")
@@ -89,11 +90,6 @@ async def sync(gd: DriveStandIn, key: dict[str, str] | str, store: ChunkStore, e
     return await sync_source(spec_for(gd, max_wait_s), store=store, embedder=embedder, chunking=ChunkingConfig(),
                              limits=IngestLimits(), state=state, cache_root=tmp_path,
                              connector=connector_for(gd, key, max_wait_s))
-
-
-async def visible(store: ChunkStore, embedder: E5Embedder, query: str, channel: str | None = None) -> list[str]:
-    result = await search(query, store=store, embedder=embedder, config=SearchConfig(), channel=channel, limit=5)
-    return [hit.chunk.document_id for hit in result.hits]
 
 
 def doc(file_id: str, name: str, html: str, *shared: Permission) -> DriveFile:

@@ -24,6 +24,7 @@ from retrieval.source_sync import SourceReport, SourceState, check_source, sync_
 from retrieval.sources import SourceSpec, SourcesError, parse_sources
 from retrieval.store import ChunkStore
 from tests.retrieval.test_sync import changes
+from tests.retrieval.sources_common import visible
 from tests.standins.notion import (DataSource, NotionStandIn, Page, block_id_at, child_page, divider, h1, h2, image,
                                    li, p, real, status, toggle)
 
@@ -66,11 +67,6 @@ async def sync(notion: NotionStandIn, store: ChunkStore, embedder: E5Embedder, s
     connector = NotionConnector.from_spec(spec, {"NOTION_TOKEN": token})
     return await sync_source(spec, store=store, embedder=embedder, chunking=ChunkingConfig(), limits=IngestLimits(),
                              state=state, cache_root=tmp_path, connector=connector)
-
-
-async def visible(store: ChunkStore, embedder: E5Embedder, query: str, channel: str | None = None) -> list[str]:
-    result = await search(query, store=store, embedder=embedder, config=SearchConfig(), channel=channel, limit=5)
-    return [hit.chunk.document_id for hit in result.hits]
 
 
 def kb(key: str) -> str:

@@ -20,6 +20,7 @@ from retrieval.source_sync import SourceReport, SourceState, check_source, sync_
 from retrieval.sources import NOBODY, SourceSpec, parse_sources
 from retrieval.store import ChunkStore
 from tests.retrieval.test_sync import changes
+from tests.retrieval.sources_common import visible
 from tests.standins.zendesk import Article, ZendeskStandIn, real, status
 
 TOKEN, EMAIL = "zd-t0ken-secret", "docs-bot@acme.test"
@@ -64,11 +65,6 @@ async def sync(zd: ZendeskStandIn, store: ChunkStore, embedder: E5Embedder, stat
     connector = ZendeskConnector.from_spec(spec, {"ZD_TOKEN": token})
     return await sync_source(spec, store=store, embedder=embedder, chunking=ChunkingConfig(), limits=IngestLimits(),
                              state=state, cache_root=tmp_path, connector=connector)
-
-
-async def visible(store: ChunkStore, embedder: E5Embedder, query: str, channel: str | None = None) -> list[str]:
-    result = await search(query, store=store, embedder=embedder, config=SearchConfig(), channel=channel, limit=5)
-    return [hit.chunk.document_id for hit in result.hits]
 
 
 def seed(zd: ZendeskStandIn) -> None:
