@@ -13,6 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.answer.evidence import load_models
+from bot.answer.render import to_json
+from bot.answer.service import AnswerConfig, AnswerDeps, answer
+from bot.answer.types import Question
 from retrieval.chunking import ChunkingConfig
 from retrieval.connectors import Gone, Item, Skipped, SourceFailed
 from retrieval.connectors.notion import NotionBlock, NotionConnector, NotionPage, page_event
@@ -307,3 +311,27 @@ def test_a_page_without_text_is_skipped_and_an_index_of_child_pages_is_no_docume
     blocks: tuple[NotionBlock, ...], kind: type
 ) -> None:
     assert isinstance(page_event(PAGE, blocks, "kb:x", frozenset({"workspace"})), kind)
+
+
+async def test_an_answer_cites_the_page_with_its_link_and_version_until_the_page_leaves_the_source(
+    notion: NotionStandIn, store: ChunkStore, embedder: E5Embedder, tmp_path: Path
+) -> None:
+    """Sync → ask → the quote cites the page (its heading's link, its version) → trashed at the source → sync →
+    the same question neither cites it nor shows it among the nearest fragments."""
+    seed(notion)
+    first = await sync(notion, store, embedder, SourceState(), tmp_path)
+    deps = AnswerDeps(store=store, embedder=embedder, config=AnswerConfig(), abstain_models=load_models())
+    question = Question("How long can an annual plan be refunded?")
+    payload = to_json(await answer(question, deps), "00000000-0000-4000-8000-000000000000")
+    assert payload["status"] == "answered", payload
+    cited = [c for c in payload["citations"] if c["document_id"] == kb(REFUNDS)]  # type: ignore[union-attr]
+    assert cited and "30 days" in cited[0]["exact_quote"], payload
+    assert cited[0]["url"] == f"https://www.notion.so/Refund-policy-{REFUNDS}#{block_id_at(REFUNDS, 0)}"
+    assert cited[0]["version"] == notion._stamp(notion.pages[REFUNDS].edited)  # the page's last_edited_time
+
+    notion.put(replace(notion.pages[REFUNDS], in_trash=True))
+    assert (await sync(notion, store, embedder, first.state, tmp_path)).error is None
+    payload = to_json(await answer(question, deps), "00000000-0000-4000-8000-000000000000")
+    shown = [*payload["citations"], *payload["nearest"]]  # type: ignore[misc]
+    assert all(c["document_id"] != kb(REFUNDS) for c in shown), shown
+
