@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.answer.ask import Observer, Recorder
 from bot.answer.types import Turn
 from storage.exchanges import thread_turns
+from storage.faults import is_outage
 from storage.journal import DATABASE_DOWN, Journal
 from storage.records import ExchangeRecord
 
@@ -32,10 +33,14 @@ class LogUnavailable(Exception):
 
 @contextmanager
 def reached(operation: str) -> Iterator[None]:
-    """Run a call on the log; an outage (``storage.journal.DATABASE_DOWN``) becomes ``LogUnavailable``."""
+    """Run a call on the log; an outage (``storage.faults.is_outage``, the journal's rule) becomes
+    ``LogUnavailable``. Any other database error — a constraint violated, a bug in our SQL — goes on as itself,
+    with its traceback: telling the user "the log is down, try later" would hide it for good."""
     try:
         yield
     except DATABASE_DOWN as error:
+        if not is_outage(error):
+            raise
         raise LogUnavailable(operation, error) from error
 
 
