@@ -72,7 +72,10 @@ async def test_the_judge_quotes_its_most_probable_sentence_verbatim_and_is_recor
     assert isinstance(result.outcome, Answered), answer_text(result)
     assert result.route.judge == judge.version and result.route.to_json()["judge"] == judge.version
     best = result.judged[0]
-    assert result.evidence_probability == best.probability
+    # The decision is the shipped model fitted with this judge: the evidence features and the best's logit.
+    model = deps.abstain_models.for_query(E5Embedder.name, result.language, judge=judge.version)
+    assert model is not None and result.evidence is not None
+    assert result.evidence_probability == pytest.approx(model.probability(result.evidence, best.probability))
     assert [j.probability for j in result.judged] == sorted((j.probability for j in result.judged), reverse=True)
     assert 1 <= len(result.judged) <= judge.card.candidates
     quoted = [q for c in result.outcome.claims for q in c.quotes]
@@ -105,8 +108,8 @@ async def test_a_decision_model_fitted_with_the_running_judge_decides_on_its_log
     result = await answer(Question("How long is a password reset link valid?"),
                           replace(judged(deps, judge), abstain_models=models))
     best = result.judged[0].probability
-    assert result.probability == pytest.approx(best if sign > 0 else 1.0 - best, abs=1e-4)
-    assert isinstance(result.outcome, Answered) is (result.probability >= 0.5)
+    assert result.evidence_probability == pytest.approx(best if sign > 0 else 1.0 - best, abs=1e-4)
+    assert isinstance(result.outcome, Answered) is (result.evidence_probability >= 0.5)
 
 
 async def test_a_question_with_weaker_evidence_still_shows_the_right_fragment(deps: AnswerDeps) -> None:
