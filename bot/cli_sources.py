@@ -72,7 +72,7 @@ async def sync_command(paths: tuple[Path, ...], source_names: tuple[str, ...], a
     limits = _limits(settings)
     if dry_run:
         try:
-            async with open_retrieval(settings) as r:
+            async with open_retrieval(settings, embeds=False) as r:
                 registry = await r.store.documents()
         except IndexMissing:  # nothing indexed yet: everything found would be added
             registry = []
@@ -204,7 +204,7 @@ def documents() -> None:
 async def list_command(as_json: bool, source: str | None) -> None:
     """Every indexed document, with its version, chunk count and the file or source it came from."""
     settings = load_settings()
-    async with open_retrieval(settings) as r:
+    async with open_retrieval(settings, embeds=False) as r:
         records = await r.store.documents()
     if source is not None:
         declared = {spec.name for spec in await asyncio.to_thread(read_sources, settings.sources_path())}
@@ -242,7 +242,7 @@ async def remove_command(document_ids: tuple[str, ...]) -> None:
     """Remove documents by id: their chunks (so no answer cites them), sentence vectors and registry entries."""
     settings = load_settings()
     ids = list(dict.fromkeys(document_ids))
-    async with open_retrieval(settings) as r:
+    async with open_retrieval(settings, embeds=False) as r:
         known = await r.store.current(ids)
         await r.store.remove_documents([i for i in ids if i in known])
     unknown = [i for i in ids if i not in known]
@@ -273,7 +273,7 @@ async def sources_list_command(as_json: bool) -> None:
     path = settings.sources_path()
     specs = await asyncio.to_thread(read_sources, path)
     try:
-        async with open_retrieval(settings) as r:
+        async with open_retrieval(settings, embeds=False) as r:
             registry = await r.store.documents()
     except IndexMissing:  # nothing synced yet: every source has no documents
         registry = []

@@ -111,15 +111,17 @@ def build_embedder(settings: Settings, cohere_client: cohere.AsyncClientV2 | Non
 
 @asynccontextmanager
 async def open_retrieval(settings: Settings, *, create: bool = False, rebuild: bool = False,
-                         embed_threads: int | None = None, query_threads: int | None = None) -> AsyncIterator[Retrieval]:
-    """Connect to Weaviate and open the chunk collection; ``create`` makes it when missing (ingest)."""
+                         embed_threads: int | None = None, query_threads: int | None = None,
+                         embeds: bool = True) -> AsyncIterator[Retrieval]:
+    """Connect to Weaviate and open the chunk collection; ``create`` makes it when missing (ingest). ``embeds``:
+    the caller will embed, so a local model starts loading now; False for registry-only commands."""
     async with AsyncExitStack() as stack:
         cohere_client = build_cohere(settings)
         if cohere_client is not None:  # closed last: the embedder, reranker and composer share it
             await stack.enter_async_context(cohere_client)
         embedder = build_embedder(settings, cohere_client, embed_threads, query_threads)
         stack.push_async_callback(embedder.aclose)
-        if isinstance(embedder, E5Embedder):  # its second of loading runs while Weaviate starts (3 s)
+        if embeds and isinstance(embedder, E5Embedder):  # its second of loading runs while Weaviate starts (3 s)
             embedder.preload()
         handle = await connect(settings.weaviate_config())
         stack.push_async_callback(handle.close)

@@ -185,7 +185,6 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
         nearest = sources[: config.nearest]
         remote_rerank = reranker_name != deps.local_reranker.name
         if judged:
-            assert deps.judge is not None
             weak, probability = _judged_is_weak(deps, query_language, bool(question.history), judged, features)
         else:
             weak, probability = _evidence_is_weak(deps, composer_name, remote_rerank, query_language,

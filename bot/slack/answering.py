@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bot.answer.ask import Asked, Delivery, Origin, ask, record_failure
 from bot.answer.exchange import SlackContext
@@ -91,6 +92,16 @@ class MissedQuestion(Exception):
 
 TITLE_CHARS = 80  # an assistant thread's title: the start of its first question
 REPLY_EVENT_TYPE = "verbatim_reply"  # Slack message metadata on every reply: which exchange it answers
+
+
+async def post_with_metadata(deps: SlackDeps, channel: str, thread_ts: str | None, exchange_id: str,
+                             message: SlackMessage) -> AsyncSlackResponse:
+    """Post ``message`` as the bot's reply to an exchange, carrying its id in the message metadata (which is how
+    a restarted instance and a reaction find the exchange a reply answers)."""
+    return await deps.client.chat_postMessage(
+        channel=channel, thread_ts=thread_ts, unfurl_links=False, unfurl_media=False,
+        metadata={"event_type": REPLY_EVENT_TYPE, "event_payload": {"exchange_id": exchange_id}},
+        **message.as_kwargs())
 
 
 async def take_question(question: SlackQuestion, deps: SlackDeps, bot: BotUser, attempt: Attempt, *,
@@ -285,10 +296,7 @@ async def post_reply(question: SlackQuestion, message: SlackMessage, deps: Slack
                         "posting again", attempt.exchange_id, question.channel, attempt.reply_ts)
             return None
     try:
-        response = await deps.client.chat_postMessage(
-            channel=question.channel, thread_ts=question.reply_thread, unfurl_links=False, unfurl_media=False,
-            metadata={"event_type": REPLY_EVENT_TYPE, "event_payload": {"exchange_id": attempt.exchange_id}},
-            **message.as_kwargs())
+        response = await post_with_metadata(deps, question.channel, question.reply_thread, attempt.exchange_id, message)
     except SLACK_ERRORS as error:
         log.error("cannot post the reply to event %s in %s: %s", question.event_id, question.channel,
                   slack_error(error))

@@ -16,7 +16,7 @@ import logging
 
 from bot.exchange_log import LogUnavailable
 from bot.private_replies import ShareTaken
-from bot.slack.answering import REPLY_EVENT_TYPE
+from bot.slack.answering import post_with_metadata
 from bot.slack.blocks import shared_message
 from bot.slack.deps import SLACK_ERRORS, SlackDeps, slack_error
 from bot.slack.errors import give_back
@@ -52,10 +52,7 @@ async def _post(click: ShareClick, taken: ShareTaken, deps: SlackDeps) -> None:
     words = slack_wording_for(taken.language or "en")
     message = shared_message(taken.message)
     try:
-        response = await deps.client.chat_postMessage(
-            channel=click.channel, thread_ts=taken.thread_ts, unfurl_links=False, unfurl_media=False,
-            metadata={"event_type": REPLY_EVENT_TYPE, "event_payload": {"exchange_id": taken.exchange_id}},
-            **message.as_kwargs())
+        response = await post_with_metadata(deps, click.channel, taken.thread_ts, taken.exchange_id, message)
     except SLACK_ERRORS as error:
         log.error("cannot share exchange %s in %s: %s; giving the share back", taken.exchange_id, click.channel,
                   slack_error(error))

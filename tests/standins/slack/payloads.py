@@ -131,14 +131,7 @@ class EventPayloads:
         """A click on the element ``action_id`` of the stored message ``ts``, sending ``value`` (a
         ``feedback_buttons`` click when the message holds one under that id, else a ``button``)."""
         stored = self._render(channel, self._history[channel][message_ts])
-        kind, block_id = "button", ""
-        for block in stored.get("blocks", []):
-            for element in block.get("elements", []):
-                if isinstance(element, dict) and element.get("action_id") == action_id:
-                    kind, block_id = element.get("type", "button"), block.get("block_id", "")
-        action: JsonDict = {"type": kind, "action_id": action_id, "block_id": block_id, "value": value}
-        if kind == "button":
-            action["text"] = {"type": "plain_text", "text": value, "emoji": True}
+        action = _clicked(stored, action_id, value)
         return slack_events.block_actions(user=user or self.asker, team=self.team_id, api_app_id=self.app_id,
                                           channel=channel, message=stored, action=action, action_ts=self.new_ts())
 
@@ -147,14 +140,7 @@ class EventPayloads:
         """A click on the element ``action_id`` of the ephemeral message ``message_ts`` (posted with
         chat.postEphemeral), by the user it was shown to unless ``user`` says otherwise."""
         shown = next(e for e in self._ephemerals if e["channel"] == channel and e["ts"] == message_ts)
-        kind, block_id = "button", ""
-        for block in shown.get("blocks", []):
-            for element in block.get("elements", []):
-                if isinstance(element, dict) and element.get("action_id") == action_id:
-                    kind, block_id = element.get("type", "button"), block.get("block_id", "")
-        action: JsonDict = {"type": kind, "action_id": action_id, "block_id": block_id, "value": value}
-        if kind == "button":
-            action["text"] = {"type": "plain_text", "text": value, "emoji": True}
+        action = _clicked(shown, action_id, value)
         return slack_events.ephemeral_block_actions(
             user=user or shown["user"], team=self.team_id, api_app_id=self.app_id, channel=channel,
             message_ts=message_ts, thread_ts=shown.get("thread_ts"), action=action, action_ts=self.new_ts())
@@ -167,3 +153,17 @@ class EventPayloads:
 
     def _as_envelope(self, payload: JsonDict) -> JsonDict:
         return payload if payload.get("type") == "event_callback" else self.envelope(payload)
+
+
+def _clicked(message: JsonDict, action_id: str, value: str) -> JsonDict:
+    """The ``action`` of a click on ``message``'s element ``action_id``: its type and block as Slack sends them
+    (a ``button`` with its text, unless the element is another kind, e.g. ``feedback_buttons``)."""
+    kind, block_id = "button", ""
+    for block in message.get("blocks", []):
+        for element in block.get("elements", []):
+            if isinstance(element, dict) and element.get("action_id") == action_id:
+                kind, block_id = element.get("type", "button"), block.get("block_id", "")
+    action: JsonDict = {"type": kind, "action_id": action_id, "block_id": block_id, "value": value}
+    if kind == "button":
+        action["text"] = {"type": "plain_text", "text": value, "emoji": True}
+    return action
