@@ -37,7 +37,7 @@ from bot.review.cli import review
 from bot.runtime import Storage, build_answer_deps, open_retrieval, open_storage
 from bot.serve import serve_command
 from retrieval.errors import RetrievalError
-from retrieval.ingest import IngestLimits, IngestReport, ingest, load_paths
+from retrieval.ingest import FirstBatch, IngestLimits, IngestReport, ingest, load_paths
 from retrieval.loaders import count_documents
 from retrieval.search import SearchResult, search
 from retrieval.weaviate_install import ServerInstallError, install_server
@@ -105,11 +105,13 @@ async def ingest_command(paths: tuple[Path, ...], as_json: bool, rebuild: bool, 
     cores, notice = embed_cores(workers)
     total = None if as_json else await asyncio.to_thread(count_documents, paths)
     report = IngestReport()
+    first = FirstBatch(load_paths(paths, limits), settings.chunking_config())  # embedded while Weaviate starts
     try:
-        async with open_retrieval(settings, create=True, rebuild=rebuild, embed_threads=cores) as r:
+        async with open_retrieval(settings, create=True, rebuild=rebuild, embed_threads=cores,
+                                  while_starting=first.embed) as r:
             say_cores(settings, cores, notice, as_json=as_json)
             with outcome_printer("ingesting", as_json=as_json, total=total) as on_outcome:
-                await ingest(load_paths(paths, limits), store=r.store, embedder=r.embedder,
+                await ingest(first, store=r.store, embedder=r.embedder,
                              chunking=settings.chunking_config(), on_outcome=on_outcome, report=report)
     finally:
         if stop_requested():  # Ctrl-C or SIGTERM: what is in the index, once what it started is stopped

@@ -20,8 +20,10 @@ only adds the text around quotes and the stale markers, so when it cannot be ope
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
@@ -106,15 +108,18 @@ def build_embedder(settings: Settings, cohere_client: cohere.AsyncClientV2 | Non
         return CohereEmbedder(cohere_client, settings.cohere_embed_model)
     if name == "use":
         return UseEmbedder(threads=threads or 2)
-    return E5Embedder(threads=threads, query_threads=query_threads)
+    return E5Embedder(threads=threads, query_threads=query_threads, cache_dir=settings.verbatim_model_cache)
 
 
 @asynccontextmanager
 async def open_retrieval(settings: Settings, *, create: bool = False, rebuild: bool = False,
                          embed_threads: int | None = None, query_threads: int | None = None,
-                         embeds: bool = True) -> AsyncIterator[Retrieval]:
+                         embeds: bool = True,
+                         while_starting: Callable[[Embedder], Awaitable[None]] | None = None,
+                         ) -> AsyncIterator[Retrieval]:
     """Connect to Weaviate and open the chunk collection; ``create`` makes it when missing (ingest). ``embeds``:
-    the caller will embed, so a local model starts loading now; False for registry-only commands."""
+    the caller will embed, so a local model starts loading now; False for registry-only commands.
+    ``while_starting(embedder)``: work to do while Weaviate starts, stopped (cancelled) once it serves."""
     async with AsyncExitStack() as stack:
         cohere_client = build_cohere(settings)
         if cohere_client is not None:  # closed last: the embedder, reranker and composer share it
@@ -123,7 +128,7 @@ async def open_retrieval(settings: Settings, *, create: bool = False, rebuild: b
         stack.push_async_callback(embedder.aclose)
         if embeds and isinstance(embedder, E5Embedder):  # its second of loading runs while Weaviate starts (3 s)
             embedder.preload()
-        handle = await connect(settings.weaviate_config())
+        handle = await _connect_while(settings, while_starting(embedder) if while_starting is not None else None)
         stack.push_async_callback(handle.close)
         store = ChunkStore(handle.client, settings.verbatim_collection,
                            query_timeout_s=settings.weaviate_query_timeout_s,
@@ -133,6 +138,19 @@ async def open_retrieval(settings: Settings, *, create: bool = False, rebuild: b
             await store.drop()
         await store.open(embedder.name, embedder.dim, ja_tokenization=settings.verbatim_ja_tokenization, create=create)
         yield Retrieval(settings=settings, weaviate=handle, store=store, embedder=embedder, cohere=cohere_client)
+
+
+async def _connect_while(settings: Settings, work: Coroutine[object, object, None] | None) -> WeaviateHandle:
+    """Connect to Weaviate while ``work`` runs; the work stops when the connection is made, or fails."""
+    if work is None:
+        return await connect(settings.weaviate_config())
+    task = asyncio.create_task(work)
+    try:
+        return await connect(settings.weaviate_config())
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task  # its own errors are raised: the work keeps what it finished, never fails quietly
 
 
 def build_answer_deps(settings: Settings, retrieval: Retrieval,
@@ -266,13 +284,13 @@ async def open_chunk_lookup(settings: Settings) -> AsyncIterator[ChunkLookup]:
 
 
 @asynccontextmanager
-async def open_gaps_embedder(reuse: Embedder | None = None) -> AsyncIterator[E5Embedder]:
+async def open_gaps_embedder(settings: Settings, reuse: Embedder | None = None) -> AsyncIterator[E5Embedder]:
     """The local e5 that embeds no-support questions for the gaps: ``reuse`` when it is one (one model in the
     process), else its own, which loads on first use (in its own thread) and is closed here."""
     if isinstance(reuse, E5Embedder):
         yield reuse
         return
-    embedder = E5Embedder()
+    embedder = E5Embedder(cache_dir=settings.verbatim_model_cache)
     try:
         yield embedder
     finally:

@@ -58,6 +58,8 @@ class Settings(BaseSettings):
     # Embeddings: "auto" is Cohere when COHERE_API_KEY is set, else the local e5 model.
     verbatim_embedder: EmbedderName = "auto"
     embed_batch_size: int = Field(default=32, ge=1)
+    # e5's and the judge's ONNX graphs, built from the wheel's file on first use and loaded from here after.
+    verbatim_model_cache: Path = Path("~/.cache/verbatim")
 
     # Cohere (switched on by COHERE_API_KEY). COHERE_BASE_URL points the SDK elsewhere (a proxy, a test stand-in).
     cohere_api_key: SecretStr | None = None
@@ -162,7 +164,7 @@ class Settings(BaseSettings):
     def _empty_is_default(cls, value: object) -> object:
         return None if value == "" else value
 
-    @field_validator("weaviate_binary_dir", "verbatim_home", "channels_file")
+    @field_validator("weaviate_binary_dir", "verbatim_home", "channels_file", "verbatim_model_cache")
     @classmethod
     def _expand_user(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None

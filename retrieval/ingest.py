@@ -9,7 +9,8 @@ document reported as written is in the index (``report``, filled as outcomes com
 and running it again skips what is unchanged.
 
 Work is pipelined so the embedder — the slowest stage — is never idle waiting for Weaviate: while a
-batch is written, the next one is loaded and embedded. Loading, chunking and embedding run off the
+batch is written, the next one is loaded and embedded; and a ``FirstBatch`` is embedded while Weaviate
+Embedded is still starting (2–3 s, mostly its own timers). Loading, chunking and embedding run off the
 event loop.
 """
 
@@ -108,7 +109,7 @@ def load_paths(paths: Sequence[Path], limits: IngestLimits) -> Iterator[Document
 
 
 async def ingest(
-    items: Iterable[Document | LoadError],
+    items: Iterable[Document | LoadError] | FirstBatch,
     *,
     store: ChunkStore,
     embedder: Embedder,
@@ -121,7 +122,8 @@ async def ingest(
 
     ``repeats_once``: a text met again in this run takes the vector computed the first time (False: every text
     is embedded, as before; for the ingest benchmark's baseline). ``report``: the report to fill as outcomes
-    come (a caller that cancels the run still knows what was written)."""
+    come (a caller that cancels the run still knows what was written). ``items`` may be a ``FirstBatch``: its
+    batch is the run's first, its vectors the run's memo."""
     report = IngestReport() if report is None else report
 
     def record(outcome: Outcome) -> None:
@@ -129,13 +131,18 @@ async def ingest(
         if on_outcome is not None:
             on_outcome(outcome)
 
-    source = iter(items)
+    first = items if isinstance(items, FirstBatch) else None
+    source = first.source if first is not None else iter(items)
     seen: dict[str, str] = {}  # document_id -> source, to catch two files claiming one id
-    memo = EmbeddingMemo() if repeats_once else None  # a footer or a nav line repeated in this run: embedded once
+    # A footer or a nav line repeated in this run: embedded once.
+    memo = (first.memo if first is not None else EmbeddingMemo()) if repeats_once else None
     pending: asyncio.Task[list[tuple[_Prepared, ReplaceOutcome, bool]]] | None = None
     try:
         while True:
-            batch = await asyncio.to_thread(_next_batch, source, chunking)
+            if first is not None:
+                batch, first = await first.take(), None
+            else:
+                batch = await asyncio.to_thread(_next_batch, source, chunking)
             if not batch:
                 break
             ready: list[_Prepared] = []
@@ -196,6 +203,42 @@ async def ingest(
         if pending is not None:
             _record_written(await pending, record)
     return report
+
+
+_EARLY_TEXTS = 32  # a FirstBatch embeds in slices this size: stopped at any moment, it keeps all but one
+
+
+class FirstBatch:
+    """An ingest's first batch, loaded and embedded before the store is open: ``embed`` runs while Weaviate starts
+    and is stopped (cancelled) once it serves, keeping every slice it finished; ``ingest(first, ...)`` then writes
+    the batch with those vectors (from the run's memo) and goes on with the rest.
+
+    Only otherwise idle time is spent: if the store then says the documents are unchanged, the vectors go unused,
+    but the run took no longer than the wait for Weaviate."""
+
+    def __init__(self, items: Iterable[Document | LoadError], chunking: ChunkingConfig) -> None:
+        self.source = iter(items)
+        self.chunking = chunking
+        self.memo = EmbeddingMemo()
+        self._pulled: asyncio.Task[list[_Prepared | LoadError]] | None = None
+
+    async def embed(self, embedder: Embedder) -> None:
+        if self._pulled is None:
+            self._pulled = asyncio.create_task(asyncio.to_thread(_next_batch, self.source, self.chunking))
+        # Shielded: the documents pulled from the source must reach the run even when this is stopped.
+        batch = await asyncio.shield(self._pulled)
+        texts = [t for p in batch if isinstance(p, _Prepared) and p.chunks for t in p.texts()]
+        for start in range(0, len(texts), _EARLY_TEXTS):
+            try:
+                await self.memo.embed_documents(embedder, texts[start:start + _EARLY_TEXTS])
+            except EmbeddingError:
+                return  # the run embeds these texts again and reports the failure for each document
+
+    async def take(self) -> list[_Prepared | LoadError]:
+        """The batch (pulled now if ``embed`` never ran)."""
+        if self._pulled is None:
+            return await asyncio.to_thread(_next_batch, self.source, self.chunking)
+        return await self._pulled
 
 
 def _next_batch(items: Iterator[Document | LoadError], chunking: ChunkingConfig) -> list[_Prepared | LoadError]:

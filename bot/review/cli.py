@@ -427,7 +427,8 @@ async def gaps_command(since: str, channel: str | None, as_json: bool) -> None:
     """What the documents are missing: no-support questions grouped into topics, most people first."""
     now = datetime.now(UTC)
     start = parse_since(since, now)
-    async with open_log(load_settings()) as sessions, open_gaps_embedder() as embedder:
+    settings = load_settings()
+    async with open_log(settings) as sessions, open_gaps_embedder(settings) as embedder:
         report = await desk.coverage_gaps(sessions, embedder, since=start, channel_id=channel, now=now)
     if as_json:
         _echo_json(report_to_json(report))

@@ -423,7 +423,7 @@ async def serve(settings: Settings, *, host: str, port: int, token: str | None) 
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)  # the schema check's chatter is not news
     async with open_log(settings) as sessions, open_learning(settings) as learning, \
-            open_gaps_embedder(learning.embedder) as embedder:
+            open_gaps_embedder(settings, learning.embedder) as embedder:
         lookup = learning.lookup
         if isinstance(lookup, IndexUnavailable):
             logger.warning("chunk text unavailable (%s): pages show the quotes as logged", lookup.reason)

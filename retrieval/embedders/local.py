@@ -13,6 +13,7 @@ import asyncio
 import os
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -82,17 +83,19 @@ class E5Embedder:
     dim = 384
 
     def __init__(self, threads: int | None = None, *, query_threads: int | None = None,
-                 weights: Weights = Weights.INT8) -> None:
+                 weights: Weights = Weights.INT8, cache_dir: Path | None = None) -> None:
         """``threads``: the cores documents are embedded on (default: all this process may use); ``query_threads``:
         those queries are (default: the same; ``serve`` uses one, and bot/serve.py says why). ``weights``: the
-        shipped int8 graph, or the 4-bit or float32 one the benches compare it with."""
+        shipped int8 graph, or the 4-bit or float32 one the benches compare it with. ``cache_dir``: where the
+        built graphs are kept between starts (None: built at every start)."""
         from retrieval.encoder.runtime import E5Encoder  # ONNX Runtime is imported when an embedder is made
 
         self.engine = "onnxruntime" if weights is Weights.INT8 else f"onnxruntime-{weights.value}"
         self._threads = threads or usable_cores()
         self._query_threads = query_threads or self._threads
         self._model: _ThreadedModel[E5Encoder] = _ThreadedModel(
-            lambda: E5Encoder(weights=weights, threads=self._threads), "embed-e5", E5Encoder.close)
+            lambda: E5Encoder(weights=weights, threads=self._threads, cache_dir=cache_dir), "embed-e5",
+            E5Encoder.close)
         self._queries = Batcher(self.embed_queries)
 
     async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:

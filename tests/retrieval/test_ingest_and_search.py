@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import uuid
 from dataclasses import replace
@@ -13,7 +14,7 @@ from retrieval.chunking import ChunkingConfig
 from retrieval.chunks import Chunk
 from retrieval.documents import Document
 from retrieval.embedders.local import E5Embedder
-from retrieval.ingest import IngestLimits, IngestReport, Status, ingest, load_paths
+from retrieval.ingest import FirstBatch, IngestLimits, IngestReport, Status, ingest, load_paths
 from retrieval.search import search
 from retrieval.search_config import SearchConfig
 from retrieval.store import (
@@ -47,6 +48,37 @@ async def test_demo_corpus_is_ingested_then_skipped_when_unchanged(store: ChunkS
     again = await ingest_paths(store, embedder, DEMO_CORPUS)
     assert again.count(Status.SKIPPED) == 7
     assert again.count(Status.INGESTED) == again.count(Status.REPLACED) == 0
+
+
+async def test_a_first_batch_embedded_before_the_store_opens_is_written_with_those_vectors(
+        store: ChunkStore, embedder: E5Embedder) -> None:
+    """What `ingest` does while Weaviate starts: the first batch's texts are embedded early, and the run writes the
+    batch with them, embedding none twice; the documents are found as after a plain ingest."""
+    first = FirstBatch(load_paths([DEMO_CORPUS], LIMITS), ChunkingConfig())
+    await first.embed(embedder)
+    early = first.memo.embedded
+    assert early > 0
+    report = await ingest(first, store=store, embedder=embedder, chunking=ChunkingConfig())
+    assert report.failures == [] and report.count(Status.INGESTED) == 7
+    assert first.memo.embedded == early  # the demo corpus is one batch: nothing embedded again
+    assert first.memo.reused >= early
+    assert (await top_documents(store, embedder, "返品は何日以内に受け付けますか"))[0] == "ja-shipping-returns"
+
+
+async def test_a_first_batch_stopped_midway_loses_no_document(store: ChunkStore, embedder: E5Embedder) -> None:
+    """Weaviate may serve before the early embedding is done: it is stopped, and every document still goes in."""
+    first = FirstBatch(load_paths([DEMO_CORPUS], LIMITS), ChunkingConfig())
+    early = asyncio.create_task(first.embed(embedder))
+    while first.memo.embedded == 0:  # stopped after its first slice, before the last
+        await asyncio.sleep(0.01)
+    early.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await early
+    kept = first.memo.embedded
+    report = await ingest(first, store=store, embedder=embedder, chunking=ChunkingConfig())
+    assert report.failures == [] and report.count(Status.INGESTED) == 7
+    assert first.memo.embedded > kept  # the rest embedded by the run itself
+    assert (await top_documents(store, embedder, "Когда обращение передаётся на вторую линию?"))[0] == "ru-first-line-guide"
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,73 @@
+"""Built ONNX graphs kept on disk: a start loads the file instead of building the graph, and never imports ``onnx``.
+
+Building the int8 encoder from the wheel's file takes a third of a second, and importing ``onnx`` (with its
+``ml_dtypes``) half a second more — start-up that every one-shot command (`verbatim ingest`, `ask`) paid. A built
+graph is named by everything it is made of: the wheel file's SHA-256, this builder's version, the weights kind and,
+for the judge, its tuned file's SHA-256; so a new wheel, builder or judge never reads an old file, and nothing can go
+stale. A file ONNX Runtime cannot load (cut short, or written by something else) is built again over; a cache folder
+that cannot be written only costs the build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import onnxruntime as ort
+from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidGraph, InvalidProtobuf
+
+# Names the graph graph.py writes: change it whenever the graph changes (cached files are keyed by it).
+BUILDER_VERSION = 3
+
+log = logging.getLogger(__name__)
+
+_UNLOADABLE = (Fail, InvalidGraph, InvalidProtobuf)
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file (the wheel's 100 MB model file: about 0.07 s)."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def graph_name(kind: str, *parts: str) -> str:
+    """The cached file's name: ``kind`` (``e5-int8``, ``judge-int8``) and a digest of what it is built from."""
+    digest = hashlib.sha256("\0".join((str(BUILDER_VERSION), *parts)).encode()).hexdigest()[:20]
+    return f"{kind}-b{BUILDER_VERSION}-{digest}.onnx"
+
+
+def session(build: Callable[[], bytes], options: ort.SessionOptions, *, cache_dir: Path | None,
+            name: str) -> ort.InferenceSession:
+    """An ONNX Runtime session on the graph ``build`` makes, loaded from ``cache_dir/name`` when it is there and
+    loads (``cache_dir`` None: always built, nothing written)."""
+    providers = ["CPUExecutionProvider"]
+    path = cache_dir / name if cache_dir is not None else None
+    if path is not None and path.exists():
+        try:
+            return ort.InferenceSession(str(path), options, providers=providers)
+        except _UNLOADABLE as error:
+            log.warning("the cached model %s does not load (%s); building it again", path, str(error)[:200])
+    model = build()
+    if path is not None:
+        _write(path, model)
+    return ort.InferenceSession(model, options, providers=providers)
+
+
+def _write(path: Path, model: bytes) -> None:
+    """Whole or not at all: written beside and renamed, so a reader never sees half a file."""
+    temporary: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=path.name, suffix=".tmp", delete=False) as handle:
+            temporary = handle.name
+            handle.write(model)
+        os.replace(temporary, path)
+    except OSError as error:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
+        log.info("not keeping the built model in %s (%s): the next start builds it again", path.parent,
+                 error.strerror or error)
