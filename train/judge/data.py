@@ -4,6 +4,10 @@ Positives: the sentence of a question's paragraph that holds its answer (SQuAD 1
 FIT halves of the shared XQuAD en/ru and SQuAD 2.0 sets — the halves ``bench.answers`` fits on, never the halves it
 reports). Negatives that teach the hard case — a sentence *about* the question that does not answer it:
 - the other sentence of the gold paragraph with most of the question's words;
+- with ``easy`` (``--easy-negatives``; not in the shipped judge's recipe): one easy negative per question too, any
+  other sentence of the gold paragraph or a sentence of another article (without them every negative is the most
+  question-like sentence there was, and the judge learns that sharing the question's words is a sign against
+  answering);
 - the sentence with most of the question's words among other paragraphs of the same article (same names, same
   topic; the "gold removed" case the bench measures);
 - SQuAD 2.0's adversarial unanswerable questions (FIT half): their paragraph's closest sentences;
@@ -110,12 +114,25 @@ class _Splitter:
         return self._cache[key]
 
 
+def _easy_negative(rng: random.Random, passages: dict[str, tuple[str, str]], ids: list[str], split: _Splitter,
+                   title: str, sentences: list[Sentence], gold: int) -> tuple[int, list[Sentence], str] | None:
+    """Any other sentence of the gold paragraph, or any sentence of another article's paragraph (half each)."""
+    if rng.random() < 0.5:
+        rest = [i for i in range(len(sentences)) if i != gold]
+        return (rng.choice(rest), sentences, title) if rest else None
+    other = rng.choice(ids)
+    other_title, other_text = passages[other]
+    found = split(other, other_text) if other_title != title else []
+    return (rng.randrange(len(found)), found, other_title) if found else None
+
+
 def qa_examples(name: str, language: str, passages: dict[str, tuple[str, str]], questions: list[_Question],
-                rng: random.Random, limit: int | None) -> list[Example]:
+                rng: random.Random, limit: int | None, easy: bool = False) -> list[Example]:
     """Positives and hard negatives of an extractive QA set (see the module's docstring)."""
     by_title: dict[str, list[str]] = defaultdict(list)
     for pid, (title, _) in passages.items():
         by_title[title].append(pid)
+    ids = sorted(passages)
     chosen = list(questions)
     rng.shuffle(chosen)
     if limit is not None:
@@ -140,6 +157,13 @@ def qa_examples(name: str, language: str, passages: dict[str, tuple[str, str]], 
                 if not _holds_answer(sentences[i].text + _previous(sentences, i), q.answers):
                     out.append(Example(Pair(q.text, sentences[i].text, title, _previous(sentences, i)), 0.0,
                                        language, f"{name}/same-paragraph"))
+            # An easy negative (the module says why); drawn only when asked, so the shipped recipe's pairs stay.
+            drawn = _easy_negative(rng, passages, ids, split, title, sentences, gold) if easy else None
+            if drawn is not None:
+                i, found_in, found_title = drawn
+                if not _holds_answer(found_in[i].text + _previous(found_in, i), q.answers):
+                    out.append(Example(Pair(q.text, found_in[i].text, found_title, _previous(found_in, i)), 0.0,
+                                       language, f"{name}/unrelated"))
             # The closest sentence of the article's two other paragraphs closest to the question (by its terms):
             # the gold-removed case. (Only those two are split: sentence splitting is the slow part here.)
             terms = content_terms(q.text, language)
@@ -202,19 +226,20 @@ def _fit_half(passages: dict[str, tuple[str, str]]) -> set[str]:
     return {pid for pid, (title, _) in passages.items() if title in titles}
 
 
-def examples(sizes: Sizes = Sizes(), seed: int = 13) -> list[Example]:
+def examples(sizes: Sizes = Sizes(), seed: int = 13, easy: bool = False) -> list[Example]:
     rng = random.Random(seed)
     out = []
     passages, questions = _read_qa(TRAIN / "squad1.1-train")
-    out += qa_examples("squad1.1", "en", passages, questions, rng, sizes.squad)
+    out += qa_examples("squad1.1", "en", passages, questions, rng, sizes.squad, easy)
     passages, questions = _read_qa(TRAIN / "jaquad-train")
-    out += qa_examples("jaquad", "ja", passages, questions, rng, sizes.jaquad)
+    out += qa_examples("jaquad", "ja", passages, questions, rng, sizes.jaquad, easy)
     for name, language, folder, prefix in (("xquad-en-fit", "en", "xquad-ru-en", "en."),
                                            ("xquad-ru-fit", "ru", "xquad-ru-en", "ru."),
                                            ("squad2-fit", "en", "squad2-dev-half", "")):
         passages, questions = _read_qa(EVAL / folder, prefix)
         fit = _fit_half(passages)
-        out += qa_examples(name, language, passages, [q for q in questions if q.passage in fit], rng, sizes.fit_sets)
+        out += qa_examples(name, language, passages, [q for q in questions if q.passage in fit], rng, sizes.fit_sets,
+                           easy)
     out += nomiracl_examples(rng, sizes.nomiracl)
     rng.shuffle(out)
     return out
