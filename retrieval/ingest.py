@@ -222,11 +222,14 @@ class FirstBatch:
         self.memo = EmbeddingMemo()
         self._pulled: asyncio.Task[list[_Prepared | LoadError]] | None = None
 
-    async def embed(self, embedder: Embedder) -> None:
+    def _pull(self) -> asyncio.Task[list[_Prepared | LoadError]]:
         if self._pulled is None:
             self._pulled = asyncio.create_task(asyncio.to_thread(_next_batch, self.source, self.chunking))
+        return self._pulled
+
+    async def embed(self, embedder: Embedder) -> None:
         # Shielded: the documents pulled from the source must reach the run even when this is stopped.
-        batch = await asyncio.shield(self._pulled)
+        batch = await asyncio.shield(self._pull())
         texts = [t for p in batch if isinstance(p, _Prepared) and p.chunks for t in p.texts()]
         for start in range(0, len(texts), _EARLY_TEXTS):
             try:
@@ -236,9 +239,7 @@ class FirstBatch:
 
     async def take(self) -> list[_Prepared | LoadError]:
         """The batch (pulled now if ``embed`` never ran)."""
-        if self._pulled is None:
-            return await asyncio.to_thread(_next_batch, self.source, self.chunking)
-        return await self._pulled
+        return await self._pull()
 
 
 def _next_batch(items: Iterator[Document | LoadError], chunking: ChunkingConfig) -> list[_Prepared | LoadError]:

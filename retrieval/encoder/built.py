@@ -16,6 +16,8 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import onnxruntime as ort
 from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidGraph, InvalidProtobuf
@@ -40,18 +42,22 @@ def graph_name(kind: str, *parts: str) -> str:
     return f"{kind}-b{BUILDER_VERSION}-{digest}.onnx"
 
 
-def session(build: Callable[[], bytes], options: ort.SessionOptions, *, cache_dir: Path | None,
-            name: str) -> ort.InferenceSession:
-    """An ONNX Runtime session on the graph ``build`` makes, loaded from ``cache_dir/name`` when it is there and
-    loads (``cache_dir`` None: always built, nothing written)."""
+def session(build: Callable[[ModuleType], Any], options: ort.SessionOptions, *, cache_dir: Path | None,
+            name: Callable[[], str]) -> ort.InferenceSession:
+    """An ONNX Runtime session on the graph ``build(graph)`` makes (``graph``: the builder module, imported only
+    here, on a build: importing ``onnx`` takes half a second), loaded from ``cache_dir/name()`` when it is there and
+    loads (``cache_dir`` None: always built, nothing written, and ``name`` — a digest of what it is made of — never
+    computed)."""
     providers = ["CPUExecutionProvider"]
-    path = cache_dir / name if cache_dir is not None else None
+    path = cache_dir / name() if cache_dir is not None else None
     if path is not None and path.exists():
         try:
             return ort.InferenceSession(str(path), options, providers=providers)
         except _UNLOADABLE as error:
             log.warning("the cached model %s does not load (%s); building it again", path, str(error)[:200])
-    model = build()
+    from retrieval.encoder import graph
+
+    model = build(graph).SerializeToString()
     if path is not None:
         _write(path, model)
     return ort.InferenceSession(model, options, providers=providers)

@@ -119,14 +119,9 @@ class Judge:
     def __init__(self, encoder: E5Encoder, card: JudgeCard, tuned: dict[str, np.ndarray]) -> None:
         self.card = card
         self.encoder = encoder
-
-        def build() -> bytes:
-            from retrieval.encoder import graph  # only when building: importing onnx takes half a second
-
-            return graph.build_judge(encoder.model, tuned).SerializeToString()
-
-        self.session = built.session(build, session_options(), cache_dir=encoder.cache_dir,
-                                     name=built.graph_name("judge-int8", encoder.model_digest, _digest(tuned)))
+        self.session = built.session(
+            lambda graph: graph.build_judge(encoder.model, tuned), session_options(), cache_dir=encoder.cache_dir,
+            name=lambda: built.graph_name("judge-int8", encoder.model_digest, _digest(tuned)))
 
     @property
     def version(self) -> str:

@@ -96,13 +96,9 @@ class E5Encoder:
         self._type = self.model.vector("emb.type")[: self.dim]
         self._window = self.model.shape.max_positions - 2
 
-        def build() -> bytes:
-            from retrieval.encoder import graph  # only when building: importing onnx takes half a second
-
-            return graph.build(self.model, weights).SerializeToString()
-
-        self.session = built.session(build, session_options(), cache_dir=cache_dir,
-                                     name=built.graph_name(f"e5-{weights.value}", self.model_digest))
+        self.session = built.session(lambda graph: graph.build(self.model, weights), session_options(),
+                                     cache_dir=cache_dir,
+                                     name=lambda: built.graph_name(f"e5-{weights.value}", self.model_digest))
         self._pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="e5-run")
 
     def embed(self, texts: list[str], mode: str, threads: int | None = None, *,
