@@ -367,16 +367,21 @@ def model_name(model: AbstainModel) -> str:
     return "thread follow-ups" if model.threads else "default"
 
 
-def model_for(models: AbstainModels, row: Row) -> AbstainModel:
-    """``models``' model for ``row``: all fitted with the features alone, or all with one judge's logit."""
-    judge = next((m.judge for m in models.models), None)
+def model_for(models: AbstainModels, row: Row, judge: str | None = None) -> AbstainModel:
+    """``models``' model for ``row`` (with ``judge``: as the service picks it when that judge runs)."""
     model = models.for_query(EMBEDDER, row.language, row.thread, judge=judge)
     assert model is not None
     return model
 
 
-def _probabilities(models: AbstainModels, group: Sequence[Row]) -> list[float]:
-    return [model_for(models, r).probability_of(r.features) for r in group]
+def probability_for(model: AbstainModel, row: Row) -> float:
+    """A row's probability under ``model``: a row may carry the judge's logit after the features (judged rows)
+    that a features model does not read."""
+    return model.probability_of(row.features if model.judge else row.features[:len(FEATURES)])
+
+
+def _probabilities(models: AbstainModels, group: Sequence[Row], judge: str | None = None) -> list[float]:
+    return [probability_for(model_for(models, r, judge), r) for r in group]
 
 
 CURVE = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -535,32 +540,81 @@ def with_judge_feature(rows_n: Sequence[tuple[Row, float]]) -> list[Row]:
     return [replace(r, features=[*r.features, judge_logit(p)]) for r, p in rows_n]
 
 
-def _margins(models: AbstainModels, group: Sequence[Row]) -> list[float]:
-    return [model_for(models, r).probability_of(r.features) - model_for(models, r).threshold for r in group]
+def _margins(models: AbstainModels, group: Sequence[Row], judge: str | None = None) -> list[float]:
+    return [probability_for(m, r) - m.threshold for r in group for m in (model_for(models, r, judge),)]
 
 
-def fit_judged_models(judged: dict[int, list[tuple[Row, float]]], version: str,
-                      ) -> tuple[int, AbstainModels, list[list[object]]]:
-    """The decision models refitted with the judge's logit for each candidate count (FIT split, as
-    ``fit_models``), and the count that ships: the fewest whose mean balanced accuracy over the FIT groups, at
-    the models' own thresholds, is within 0.005 of the best count's."""
+JUDGE_GAIN = 0.005  # of mean balanced accuracy on a model's FIT groups, for that model to read the judge
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """One decision model's place, with and without the judge's logit, on the FIT questions it decides."""
+
+    name: str
+    features: float  # mean balanced accuracy over its FIT groups, features model
+    judged: float  # … refitted with the judge's logit
+    weight: float  # the judge's standardised weight in the refitted model
+    kept: bool  # the judge is read here: it gained at least ``JUDGE_GAIN``
+
+
+def _place_score(model: AbstainModel, fit: Sequence[Row]) -> float:
+    """``model``'s mean balanced accuracy over the FIT groups of ``fit`` (the questions it decides)."""
+    groups = {g: rs for g, rs in by_group(fit, "fit").items() if len(rs) >= MIN_GROUP} or by_group(fit, "fit")
+    return float(np.mean([balanced(point(rs, [probability_for(model, r) - model.threshold for r in rs], 0.0))
+                          for rs in groups.values()]))
+
+
+def as_served(models: AbstainModels, version: str, rows_n: Sequence[tuple[Row, float]], plain_rows: Sequence[Row],
+              ) -> list[Row]:
+    """Each question as the service decides it with the judge on: its judged row (the judge's quote, its logit
+    after the features) where its model reads the judge, its features row (the extractive quote: the judge
+    does not run there) elsewhere."""
+    plain = {id(r.judged): r for r in plain_rows}
+    out = []
+    for row in with_judge_feature(rows_n):
+        out.append(row if model_for(models, row, version).judge else plain[id(row.judged)])
+    return out
+
+
+def fit_judged_models(judged: dict[int, list[tuple[Row, float]]], version: str, features: AbstainModels,
+                      all_rows: Sequence[Row]) -> tuple[int, AbstainModels, list[list[object]], list[Place]]:
+    """For each candidate count, the decision models refitted with the judge's logit (FIT split, as
+    ``fit_models``), each kept only where it beats its features model on the FIT questions that model decides
+    (by ``JUDGE_GAIN``: MTRAG govt's threads lost 0.05 with a judge trained on one-sentence answers); the count
+    that ships: the fewest whose mean balanced accuracy over the FIT groups, each question decided as the
+    service would (``as_served``), is within 0.005 of the best count's.
+    Returns the count, ``features`` with the kept judged models added, the table and each model's place."""
     table_rows, results = [], {}
+    plain_fit = fit_rows(all_rows)
     for n, rows_n in judged.items():
-        combined = with_judge_feature(rows_n)
-        fit = fit_rows(combined)
-        models = AbstainModels(tuple(replace(m, judge=version) for m in fit_models(fit).models))
-        groups = {g: rs for g, rs in by_group(fit, "fit").items() if len(rs) >= MIN_GROUP}
-        points = [point(rs, _margins(models, rs), 0.0) for rs in groups.values()]
-        results[n] = (float(np.mean([balanced(x) for x in points])), models)
-        table_rows.append([n, results[n][0], float(np.nanmean([x.precision for x in points]))])
+        fit = fit_rows(with_judge_feature(rows_n))
+        refitted = AbstainModels(tuple(replace(m, judge=version) for m in fit_models(fit).models))
+        places, kept = [], []
+        for plain, with_judge in zip(features.models, refitted.models, strict=True):
+            assert model_name(plain) == model_name(with_judge)
+            served = [r for r in plain_fit if model_for(features, r) is plain]
+            served_judged = [r for r in fit if model_for(features, r) is plain]
+            score = _place_score(plain, served) if served else float("nan")
+            judged_score = _place_score(with_judge, served_judged) if served_judged else float("nan")
+            keep = bool(served_judged) and judged_score >= score + JUDGE_GAIN
+            places.append(Place(model_name(plain), score, judged_score, with_judge.weights[-1], keep))
+            kept += [with_judge] if keep else []
+        models = AbstainModels((*features.models, *kept))
+        decided = fit_rows(as_served(models, version, rows_n, all_rows))
+        groups = {g: rs for g, rs in by_group(decided, "fit").items() if len(rs) >= MIN_GROUP}
+        points = [point(rs, _margins(models, rs, version), 0.0) for rs in groups.values()]
+        results[n] = (float(np.mean([balanced(x) for x in points])), models, places)
+        table_rows.append([n, results[n][0], float(np.nanmean([x.precision for x in points])),
+                           ", ".join(p.name for p in places if p.kept) or "none"])
     best = max(v[0] for v in results.values())
     n = min(k for k, v in results.items() if v[0] >= best - 0.005)
-    return n, results[n][1], table_rows
+    return n, results[n][1], table_rows, results[n][2]
 
 
 def judge_report(models: AbstainModels, all_rows: Sequence[Row], judged: dict[int, list[tuple[Row, float]]], n: int,
                  threshold: float, choice: list[list[object]], version: str, combined: AbstainModels,
-                 combined_choice: list[list[object]]) -> str:
+                 combined_choice: list[list[object]], places: Sequence[Place]) -> str:
     headers = ["set (never fitted)", "should answer / not", "before: answered right / abstained / precision",
                "judge alone: answered right / abstained / precision", "judge + features: answered right",
                "judge + features: abstained", "judge + features: precision", "quote holds the answer span",
@@ -575,8 +629,8 @@ def judge_report(models: AbstainModels, all_rows: Sequence[Row], judged: dict[in
         # Before: the features model, on the same questions with its own quote (the extractive composer's).
         old = point(before[group], _margins(models, before[group]), 0.0)
         alone = point(group_rows, probs, threshold)
-        both_rows = with_judge_feature(items)
-        at = point(both_rows, _margins(combined, both_rows), 0.0)
+        both_rows = as_served(combined, version, items, before[group])
+        at = point(both_rows, _margins(combined, both_rows, version), 0.0)
         should = sum(1 for r in group_rows if r.should_answer)
         shipped.append([label(group), f"{should} / {len(group_rows) - should}",
                         f"{fmt(old.answered_right)} / {fmt(old.abstained)} / {fmt(old.precision)}",
@@ -600,14 +654,24 @@ def judge_report(models: AbstainModels, all_rows: Sequence[Row], judged: dict[in
         "",
         "*Judge + features* (what ships with `VERBATIM_JUDGE=true`): the decision models refitted with the judge's "
         "logit for its best candidate as one more feature (`judge_logit`; default, Japanese, Russian and thread "
-        f"models, each threshold chosen as the features models' are, precision target {PRECISION_TARGET}); the "
-        "count that ships is the fewest within 0.005 of the best mean balanced accuracy over the FIT groups:",
+        f"models, each threshold chosen as the features models' are, precision target {PRECISION_TARGET}), each "
+        "kept only where it beats the features model by "
+        f"{JUDGE_GAIN} of mean balanced accuracy on the FIT questions that model decides (elsewhere the "
+        "features model decides, judge or not); the count that ships is the fewest within 0.005 of the best mean "
+        "balanced accuracy over the FIT groups:",
         "",
-        table(["candidates", "FIT: mean balanced accuracy", "FIT: mean precision"], combined_choice),
+        table(["candidates", "FIT: mean balanced accuracy", "FIT: mean precision", "models that read the judge"],
+              combined_choice),
         "",
-        "Decision models with the judge: " + "; ".join(
+        f"Each model's place at {n} candidates (FIT, mean balanced accuracy):",
+        "",
+        table(["model", "features alone", "refitted with the judge", "weight of `judge_logit` (standardised)",
+               "reads the judge"], [[p.name, p.features, p.judged, f"{p.weight:.2f}", "yes" if p.kept else "no"]
+                                    for p in places]) if places else "(the shipped models, not refitted)",
+        "",
+        "Decision models with the judge: " + ("; ".join(
             f"{model_name(m)}: threshold {m.threshold}, weight of `judge_logit` {m.weights[-1]:.2f} (standardised)"
-            for m in combined.models) + ".",
+            for m in combined.models if m.judge == version) or "none") + ".",
         "",
         "Every set below was never fitted — neither the judge's training (`train/judge/data.py`: SQuAD 1.1 train, "
         "JaQuAD train, NoMIRACL's nine other languages, and the FIT halves) nor its threshold. *Before*: the "
@@ -698,25 +762,26 @@ async def main() -> None:
     alone_n, alone_threshold, choice = choose_judge_point(judged)
     if args.keep_model:
         n, threshold = card.candidates, card.threshold
-        combined = AbstainModels(tuple(m for m in load_models().models if m.judge == card.version))
+        combined = AbstainModels(tuple(m for m in load_models().models if m.judge in (None, card.version)))
         combined_choice: list[list[object]] = []
+        places: list[Place] = []
     else:
         # What ships is the judge + features decision at its count; the judge's own threshold at that count is
         # kept for a judge without fitted models (a retrained judge before bench.answers has run).
-        n, combined, combined_choice = fit_judged_models(judged, card.version)
+        n, combined, combined_choice, places = fit_judged_models(judged, card.version, models, all_rows)
         threshold = next(float(t) for k, t, *_ in choice if k == n) if n != alone_n else alone_threshold
         card = JudgeCard(card.version, card.lower_layers, round(threshold, 4), n, card.trained)
         (JUDGE_DIR / "judge.json").write_text(json.dumps(card.to_json(), indent=1, ensure_ascii=False) + "\n",
                                               encoding="utf-8")
-        MODEL_PATH.write_text(json.dumps({"models": [m.to_json() for m in (*models.models, *combined.models)]},
-                                         indent=1) + "\n", encoding="utf-8")
+        MODEL_PATH.write_text(json.dumps({"models": [m.to_json() for m in combined.models]}, indent=1) + "\n",
+                              encoding="utf-8")
     handle = await connect(bench_weaviate_config(slot=2))
     try:
         with_judge, without = await judged_latency(handle, n)
     finally:
         await handle.close()
     text += "\n\n" + judge_report(models, all_rows, judged, n, threshold, choice, card.version, combined,
-                                  combined_choice)
+                                  combined_choice, places)
     text += (f"\n\nLatency, warm, one question at a time as `serve` runs it (e5 and the judge on one core; "
              f"{len(with_judge)} XQuAD-en questions; {machine_line()}): with the judge reading {n} candidates "
              f"p50 {percentile(with_judge, 50):.0f} ms, p95 {percentile(with_judge, 95):.0f} ms; without it "

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -243,11 +243,23 @@ class AbstainModels:
 
     def for_query(self, embedder: str, language: str, thread: bool = False, judge: str | None = None,
                   ) -> AbstainModel | None:
-        """The model for a question; with ``judge`` (a judge version), only the models fitted with that judge."""
-        candidates = [m for m in self.models if m.embedder == embedder and m.judge == judge]
-        own = next((m for m in candidates if language in m.languages), None)
-        threads = next((m for m in candidates if m.threads and not m.languages), None) if thread else None
-        return own or threads or next((m for m in candidates if not m.languages and not m.threads), None)
+        """The model for a question: its language's own, else (follow-ups) the thread model, else the default.
+
+        With ``judge`` (a judge version) each of those places takes the model fitted with that judge's logit
+        where there is one, and its features model where there is not (``bench.answers`` keeps the judge only
+        in the models whose FIT questions it helps); None when no model at all was fitted with that judge (a
+        model fitted on another judge's logits would read this one's wrongly)."""
+        mine = [m for m in self.models if m.embedder == embedder and m.judge in (None, judge)]
+        if judge is not None and not any(m.judge == judge for m in mine):
+            return None
+
+        def place(serves: Callable[[AbstainModel], bool]) -> AbstainModel | None:
+            found = [m for m in mine if serves(m)]
+            return next((m for m in found if m.judge == judge), None) or next(iter(found), None)
+
+        own = place(lambda m: language in m.languages)
+        threads = place(lambda m: m.threads and not m.languages) if thread else None
+        return own or threads or place(lambda m: not m.languages and not m.threads)
 
 
 def load_models(path: Path = MODEL_PATH) -> AbstainModels:

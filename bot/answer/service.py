@@ -164,7 +164,8 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
         except CompositionFailed as error:
             fallbacks.append(Fallback(FallbackPart.COMPOSE, error.kind))
     judged: list[Judged] = []
-    if draft is None and deps.judge is not None and scored:
+    thread = bool(question.history)
+    if draft is None and deps.judge is not None and scored and _judge_decides(deps, query_language, thread):
         chosen = judging.candidates(scored, deps.judge.card.candidates)
         probabilities = await deps.judge.probabilities(judging.pairs(query, chosen, scored))
         judged = sorted((Judged(s, float(p)) for s, p in zip(chosen, probabilities)),
@@ -185,10 +186,10 @@ async def answer(question: Question, deps: AnswerDeps) -> AnswerResult:
         nearest = sources[: config.nearest]
         remote_rerank = reranker_name != deps.local_reranker.name
         if judged:
-            weak, probability = _judged_is_weak(deps, query_language, bool(question.history), judged, features)
+            weak, probability = _judged_is_weak(deps, query_language, thread, judged, features)
         else:
-            weak, probability = _evidence_is_weak(deps, composer_name, remote_rerank, query_language,
-                                                  bool(question.history), top, features)
+            weak, probability = _evidence_is_weak(deps, composer_name, remote_rerank, query_language, thread,
+                                                  top, features)
         if not verification.claims:
             outcome = NoSupport(NoSupportReason.NO_VERIFIED_CLAIM, nearest, verification.rejected)
         elif weak:
@@ -230,6 +231,15 @@ def _evidence_is_weak(deps: AnswerDeps, composer: str, remote_rerank: bool, lang
     probability = model.probability(features)
     threshold = deps.config.abstain_threshold if deps.config.abstain_threshold is not None else model.threshold
     return probability < threshold, probability
+
+
+def _judge_decides(deps: AnswerDeps, language: str, thread: bool) -> bool:
+    """Whether the judge runs for this question: its decision model reads the judge's logit, or no model was
+    fitted with this judge (it decides on its own threshold). Where ``bench.answers`` found the judge no help
+    on FIT (thread follow-ups, so far) the features model decides on the extractive quote, as without a judge."""
+    assert deps.judge is not None
+    model = deps.abstain_models.for_query(deps.embedder.name, language, thread, judge=deps.judge.version)
+    return model is None or model.judge is not None
 
 
 def _judged_is_weak(deps: AnswerDeps, language: str, thread: bool, judged: Sequence[Judged],

@@ -112,6 +112,25 @@ async def test_a_decision_model_fitted_with_the_running_judge_decides_on_its_log
     assert isinstance(result.outcome, Answered) is (result.evidence_probability >= 0.5)
 
 
+async def test_where_no_model_reads_the_judge_the_judge_does_not_run_and_the_features_model_decides(
+        deps: AnswerDeps, judge: LocalJudge) -> None:
+    """bench.answers keeps the judge only in the places it helped on FIT: with the default place reading it and
+    the thread place not, a standalone question is judged and a follow-up is decided as with no judge at all."""
+    shipped = load_models()
+    threads = shipped.for_query(E5Embedder.name, "en", thread=True)
+    assert threads is not None and threads.threads and threads.judge is None
+    never = replace(threads, threshold=1.0)  # a thread model that never answers: it decided if nothing shows
+    models = AbstainModels((_reads_only_the_judge(judge.version, 1.0), never))
+    on = replace(judged(deps, judge), abstain_models=models)
+    question = "How long do I have to request a refund for an annual plan?"
+    alone = await answer(Question(question), on)
+    followup = await answer(Question(question, history=(Turn("user", "Hi, a billing question."),)), on)
+    assert alone.judged and alone.route.judge == judge.version
+    assert not followup.judged and followup.route.judge is None
+    assert isinstance(followup.outcome, NoSupport) and followup.outcome.reason is NoSupportReason.LOW_EVIDENCE
+    assert followup.evidence_probability == pytest.approx(never.probability(followup.evidence))
+
+
 async def test_a_question_with_weaker_evidence_still_shows_the_right_fragment(deps: AnswerDeps) -> None:
     """Whether the bot answers or abstains here, the asker sees the sentence that holds the answer, verbatim.
 

@@ -178,6 +178,23 @@ def test_a_model_fitted_with_a_judge_serves_only_that_judge(judge: str | None, e
     assert model is (named[expected] if expected else None)
 
 
+@pytest.mark.parametrize(
+    ("language", "thread", "expected"),
+    [("en", False, "default+judge"), ("en", True, "threads"), ("ja", False, "ja"), ("ja", True, "ja"),
+     ("ru", False, "ru+judge"), ("ru", True, "ru+judge"), ("de", True, "threads")],
+)
+def test_with_a_judge_each_place_keeps_its_features_model_where_the_judge_was_not_fitted_in(
+        language: str, thread: bool, expected: str) -> None:
+    """The judge's logit was kept only where it helped on FIT (default and ru here): a Japanese question or a
+    thread follow-up is decided by its own features model, never by the default model fitted with the judge."""
+    named = {"default": _model(0.4), "ja": _model(0.6, ("ja",)), "ru": _model(0.55, ("ru",)),
+             "threads": replace(_model(0.7), threads=True), "default+judge": _judged_model("judge-a", 1.0),
+             "ru+judge": _judged_model("judge-a", 1.0, ("ru",))}
+    models = AbstainModels(tuple(named.values()))
+    assert models.for_query("e5", language, thread, judge="judge-a") is named[expected]
+    assert models.for_query("e5", language, thread) is named[expected.removesuffix("+judge")]
+
+
 @pytest.mark.parametrize(("judge_probability", "answers"), [(0.9, True), (0.2, False), (0.5, True)])
 def test_a_judged_model_decides_on_the_judge_s_probability_with_the_features(judge_probability: float,
                                                                             answers: bool) -> None:
