@@ -90,8 +90,8 @@ class Settings(BaseSettings):
     rerank_sentence_weight_ru: float | None = Field(default=None, ge=0.0)
     abstain_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     # The answer judge (a cross-encoder on e5's weights, shipped in the package) decides and picks the quote when
-    # on and the embedder is e5. Off by default: on held-out data it does not yet decide as well as the features
-    # model (docs/benchmarks.md, "Answer or abstain, end to end").
+    # on and the embedder is e5. Off by default: it answers more on held-out sets but less precisely in English and
+    # Russian, and misreads short price sentences (docs/benchmarks.md, "Answer or abstain, end to end").
     verbatim_judge: bool = False
     # Citations leads confirmed bad: the query-vector cosine at which a question counts as the same (the chunk is
     # not quoted) or as similar (it ranks last), measured in docs/benchmarks.md; how often the bot rereads them.

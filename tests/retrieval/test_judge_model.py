@@ -3,6 +3,8 @@ answers the question from one that is only about it — in English, Japanese and
 
 from __future__ import annotations
 
+import random
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from bot.answer.evidence import load_models
 from retrieval.embedders.local import E5Embedder
 from retrieval.encoder.judge import JUDGE_DIR, Judge, JudgeCard, JudgeFileError, Pair, pair_ids, read_judge
 from retrieval.encoder.runtime import E5Encoder
+from train.judge import data
 
 
 @pytest.fixture(scope="module")
@@ -30,12 +33,16 @@ def test_the_shipped_judge_is_small_and_says_how_it_was_made() -> None:
 def test_the_shipped_decision_models_fitted_with_a_judge_are_fitted_with_the_shipped_one(
         language: str, thread: bool) -> None:
     """With VERBATIM_JUDGE=true every question finds a decision model made for the judge that runs (a model
-    fitted on another judge's logits would read this one's wrongly)."""
+    fitted on another judge's logits would read this one's wrongly), or its place's features model where the
+    judge did not help on FIT — never another place's model."""
     models = load_models()
     judged = [m for m in models.models if m.judge is not None]
     assert judged and {m.judge for m in judged} == {read_judge()[0].version}
     model = models.for_query(E5Embedder.name, language, thread, judge=read_judge()[0].version)
-    assert model is not None and model.feature_names()[-1] == "judge_logit"
+    plain = models.for_query(E5Embedder.name, language, thread)
+    assert model is not None and plain is not None
+    assert (model.languages, model.threads) == (plain.languages, plain.threads)
+    assert model is plain or model.feature_names()[-1] == "judge_logit"
 
 
 # (question, a sentence that answers it, a sentence of the same document that does not)
@@ -45,7 +52,6 @@ CASES = [
     pytest.param("Within how many days can an annual plan be refunded?",
                  "Annual plans can be refunded within 30 days of purchase.",
                  "Refunds are paid to the card used for the purchase.", id="en-refund"),
-    pytest.param("送料はいくらですか？", "全国一律の送料は550円です。", "商品は注文の翌日に発送します。", id="ja"),
     pytest.param("返品は何日以内に受け付けますか？", "返品は商品到着後14日以内に受け付けます。",
                  "返品の際は注文番号をご用意ください。", id="ja-returns"),
     pytest.param("Когда обращение передаётся на вторую линию?",
@@ -59,6 +65,29 @@ def test_the_sentence_that_answers_scores_above_the_one_that_is_only_about_it(
         judge: Judge, question: str, answer: str, near_miss: str) -> None:
     right, wrong = judge.probabilities([Pair(question, answer, "Help"), Pair(question, near_miss, "Help")])
     assert right > wrong, (right, wrong)
+
+
+# Sets the judge never trained on (JSQuAD; the XQuAD halves bench.answers reports), as the training builds pairs:
+# each question's answering sentence against the sentences about it that do not answer it (its paragraph's and
+# its article's closest). The hand-written pairs above are a handful; these are real questions in each language.
+HELD_OUT = [pytest.param("ja", "jsquad-v1.3", "valid.", id="jsquad-ja"),
+            pytest.param("en", "xquad-ru-en", "en.", id="xquad-en"),
+            pytest.param("ru", "xquad-ru-en", "ru.", id="xquad-ru")]
+
+
+@pytest.mark.parametrize(("language", "folder", "prefix"), HELD_OUT)
+def test_on_questions_it_never_trained_on_the_answering_sentence_ranks_above_those_about_it(
+        judge: Judge, language: str, folder: str, prefix: str) -> None:
+    passages, questions = data.read_qa(data.EVAL / folder, prefix)
+    fitted = data.fit_half(passages) if folder != "jsquad-v1.3" else set()
+    unseen = [q for q in questions if q.passage not in fitted]
+    examples = data.qa_examples(folder, language, passages, unseen, random.Random(5), limit=40)
+    scores = judge.probabilities([e.pair for e in examples])
+    by_question: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for e, p in zip(examples, scores, strict=True):
+        by_question[e.pair.question][0 if e.label else 1].append(float(p))
+    ranked = [r > w for right, wrong in by_question.values() for r in right for w in wrong]
+    assert len(ranked) >= 40 and sum(ranked) / len(ranked) >= 0.85, (sum(ranked), len(ranked))
 
 
 def test_long_inputs_are_cut_to_the_model_s_budget(encoder: E5Encoder) -> None:
