@@ -516,11 +516,10 @@ def _fit_part(rows_n: Sequence[tuple[Row, float]]) -> tuple[list[Row], list[floa
     return [r for r, _ in chosen], [p for _, p in chosen]
 
 
-def choose_judge_point(judged: dict[int, list[tuple[Row, float]]]) -> tuple[int, float, list[list[object]]]:
-    """The candidate count and threshold that ship, chosen on the FIT split only: each count's threshold by
-    ``choose_threshold`` (precision target ``JUDGE_PRECISION_TARGET``), then the fewest candidates whose mean
-    balanced accuracy over the FIT groups is within 0.005 of the best count's (fewer candidates, less CPU)."""
-    table_rows, results = [], {}
+def judge_thresholds(judged: dict[int, list[tuple[Row, float]]]) -> tuple[dict[int, float], list[list[object]]]:
+    """The judge's own threshold for each candidate count, chosen on the FIT split only by ``choose_threshold``
+    (precision target ``JUDGE_PRECISION_TARGET``), and the table of what each reaches there."""
+    table_rows, thresholds = [], {}
     for n, rows_n in judged.items():
         fit, probs = _fit_part(rows_n)
         t = choose_threshold(fit, probs, JUDGE_PRECISION_TARGET)
@@ -529,11 +528,10 @@ def choose_judge_point(judged: dict[int, list[tuple[Row, float]]]) -> tuple[int,
             groups.setdefault(r.group, []).append(i)
         points = [point([fit[i] for i in idx], [probs[i] for i in idx], t) for idx in groups.values()
                   if len(idx) >= MIN_GROUP]
-        results[n] = (float(np.mean([balanced(x) for x in points])), t)
-        table_rows.append([n, round(t, 4), results[n][0], float(np.nanmean([x.precision for x in points]))])
-    best = max(v[0] for v in results.values())
-    n = min(k for k, v in results.items() if v[0] >= best - 0.005)
-    return n, results[n][1], table_rows
+        thresholds[n] = t
+        table_rows.append([n, round(t, 4), float(np.mean([balanced(x) for x in points])),
+                           float(np.nanmean([x.precision for x in points]))])
+    return thresholds, table_rows
 
 
 def with_judge_feature(rows_n: Sequence[tuple[Row, float]]) -> list[Row]:
@@ -584,13 +582,13 @@ def as_served(models: AbstainModels, version: str, rows_n: Sequence[tuple[Row, f
 
 
 def fit_judged_models(judged: dict[int, list[tuple[Row, float]]], version: str, features: AbstainModels,
-                      all_rows: Sequence[Row]) -> tuple[int, AbstainModels, list[list[object]], list[Place]]:
+                      all_rows: Sequence[Row]) -> tuple[AbstainModels, list[list[object]], list[Place]]:
     """For each candidate count, the decision models refitted with the judge's logit (FIT split, as
     ``fit_models``), each kept only where it beats its features model on the FIT questions that model decides
     (by ``JUDGE_GAIN``: MTRAG govt's threads lost 0.05 with a judge trained on one-sentence answers), with
     each count's mean balanced accuracy over the FIT groups, each question decided as the service would
-    (``as_served``); the count that ships is ``SHIPPED_CANDIDATES``.
-    Returns the count, ``features`` with the kept judged models added, the table and each model's place."""
+    (``as_served``). Returns, at ``SHIPPED_CANDIDATES``: ``features`` with the kept judged models added, and each
+    model's place; and the table of every count."""
     table_rows, results = [], {}
     plain_fit = fit_rows(all_rows)
     for n, rows_n in judged.items():
@@ -613,8 +611,8 @@ def fit_judged_models(judged: dict[int, list[tuple[Row, float]]], version: str, 
         results[n] = (float(np.mean([balanced(x) for x in points])), models, places)
         table_rows.append([n, results[n][0], float(np.nanmean([x.precision for x in points])),
                            ", ".join(p.name for p in places if p.kept) or "none"])
-    n = SHIPPED_CANDIDATES
-    return n, results[n][1], table_rows, results[n][2]
+    _, models, places = results[SHIPPED_CANDIDATES]
+    return models, table_rows, places
 
 
 def judge_report(models: AbstainModels, all_rows: Sequence[Row], judged: dict[int, list[tuple[Row, float]]], n: int,
@@ -766,7 +764,7 @@ async def main() -> None:
         judged = _judge_rows(all_rows, Judge(encoder, card, tuned))
     finally:
         encoder.close()
-    alone_n, alone_threshold, choice = choose_judge_point(judged)
+    thresholds, choice = judge_thresholds(judged)
     if args.keep_model:
         n, threshold = card.candidates, card.threshold
         combined = AbstainModels(tuple(m for m in load_models().models if m.judge in (None, card.version)))
@@ -775,8 +773,8 @@ async def main() -> None:
     else:
         # What ships is the judge + features decision at its count; the judge's own threshold at that count is
         # kept for a judge without fitted models (a retrained judge before bench.answers has run).
-        n, combined, combined_choice, places = fit_judged_models(judged, card.version, models, all_rows)
-        threshold = next(float(t) for k, t, *_ in choice if k == n) if n != alone_n else alone_threshold
+        combined, combined_choice, places = fit_judged_models(judged, card.version, models, all_rows)
+        n, threshold = SHIPPED_CANDIDATES, thresholds[SHIPPED_CANDIDATES]
         card = JudgeCard(card.version, card.lower_layers, round(threshold, 4), n, card.trained)
         (JUDGE_DIR / "judge.json").write_text(json.dumps(card.to_json(), indent=1, ensure_ascii=False) + "\n",
                                               encoding="utf-8")
