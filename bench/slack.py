@@ -40,7 +40,8 @@ from pydantic import SecretStr
 from bench.common import bench_weaviate_config, machine_line, table, write_section
 from bench.metrics import percentile
 from bot.exchange_log import ExchangeLog
-from bot.runtime import Retrieval, build_answer_deps
+from bot.runtime.answer import build_answer_deps
+from bot.runtime.retrieval import Retrieval
 from bot.serve import QUERY_EMBED_THREADS, freeze_startup_objects, running_bot
 from bot.settings import Settings
 from bot.slack.deps import SlackDeps, SlackOptions, build_web_client

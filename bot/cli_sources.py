@@ -16,8 +16,8 @@ from rich.table import Table
 
 from bot.cli_support import (
     PLAIN_WIDTH,
-    async_command,
     embed_cores,
+    async_command,
     fail,
     load_settings,
     outcome_printer,
@@ -25,7 +25,7 @@ from bot.cli_support import (
     say_cores,
     workers_option,
 )
-from bot.runtime import open_retrieval
+from bot.runtime.retrieval import open_retrieval
 from bot.settings import Settings
 from retrieval.connectors import SourceFailed
 from retrieval.errors import RetrievalError
@@ -39,7 +39,6 @@ from retrieval.sync_run import SyncReport, preview_sync, run_sync
 from storage.errors import StorageError
 
 _run = async_command({RetrievalError: 1, StorageError: 1})
-
 
 # -- sync ----------------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import click
 from sqlalchemy.exc import DBAPIError
 
 from bot.cli_support import async_command, load_settings
-from bot.runtime import open_log
+from bot.runtime.storage import open_log
 from storage import migrate
 from storage.db import parse_url, unavailable
 from storage.errors import StorageError, mask_url

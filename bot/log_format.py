@@ -14,9 +14,10 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
-from bot.answer.ask import Asked
+if TYPE_CHECKING:  # the type only: every command configures logging, and the answer path is half a second to import
+    from bot.answer.ask import Asked
 
 HANDLER_NAME = "verbatim"
 FIELDS = "verbatim"  # the ``extra`` key under which a call passes its fields

@@ -37,7 +37,9 @@ from bot.api.deps import ApiDeps, ServerState
 from bot.channels import ChannelsFile, ChannelsFileError
 from bot.cli_support import StopSignals, Stopped, fail, load_settings
 from bot.log_format import configure_logging
-from bot.runtime import build_answer_deps, open_retrieval, open_storage, replay_journal
+from bot.runtime.answer import build_answer_deps
+from bot.runtime.retrieval import open_retrieval
+from bot.runtime.storage import open_storage, replay_journal
 from bot.source_schedule import sync_sources_forever
 from bot.settings import Settings
 from bot.slack.app import create_app

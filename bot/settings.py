@@ -180,9 +180,7 @@ class Settings(BaseSettings):
     @field_validator("dm_visibility")
     @classmethod
     def _dm_visibility(cls, value: str) -> str:
-        from bot.slack.visibility import (
-            parse_dm_visibility,  # raises ValueError naming the bad entry
-        )
+        from bot.slack.dm_visibility import parse_dm_visibility  # raises ValueError naming the bad entry
 
         parse_dm_visibility(value)
         return value

@@ -18,7 +18,7 @@ import datetime as dt
 import logging
 
 from bot.metrics import Metrics
-from bot.runtime import Retrieval
+from bot.runtime.retrieval import Retrieval
 from bot.settings import Settings
 from retrieval.ingest import IngestLimits
 from retrieval.source_sync import SourceState, StateFile, sync_source

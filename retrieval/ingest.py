@@ -8,10 +8,10 @@ Stopping: cancelled (the CLI's Ctrl-C), a run finishes writing the batch Weaviat
 document reported as written is in the index (``report``, filled as outcomes come, says which), the rest is not,
 and running it again skips what is unchanged.
 
-Work is pipelined so the embedder — the slowest stage — is never idle waiting for Weaviate: while a
-batch is written, the next one is loaded and embedded; and a ``FirstBatch`` is embedded while Weaviate
-Embedded is still starting (2–3 s, mostly its own timers). Loading, chunking and embedding run off the
-event loop.
+Work is pipelined so the embedder — the slowest stage — is never idle waiting for Weaviate or for chunking:
+while a batch is written, the next one is embedded and the one after it loaded and chunked; and a
+``FirstBatch`` is embedded while Weaviate Embedded is still starting (2–3 s, mostly its own timers). Loading,
+chunking and embedding run off the event loop.
 """
 
 from __future__ import annotations
@@ -137,14 +137,18 @@ async def ingest(
     # A footer or a nav line repeated in this run: embedded once.
     memo = (first.memo if first is not None else EmbeddingMemo()) if repeats_once else None
     pending: asyncio.Task[list[tuple[_Prepared, ReplaceOutcome, bool]]] | None = None
+    upcoming: asyncio.Task[list[_Prepared | LoadError]] | None = None
     try:
         while True:
             if first is not None:
-                batch, first = await first.take(), None
+                batch, upcoming, first = await first.take(), first.ahead, None
             else:
-                batch = await asyncio.to_thread(_next_batch, source, chunking)
+                batch = await (upcoming if upcoming is not None else asyncio.to_thread(_next_batch, source, chunking))
+                upcoming = None
             if not batch:
                 break
+            if upcoming is None:  # the next batch is loaded and chunked while this one is embedded (in order)
+                upcoming = asyncio.create_task(asyncio.to_thread(_next_batch, source, chunking))
             ready: list[_Prepared] = []
             for item in batch:
                 if isinstance(item, LoadError):
@@ -199,6 +203,9 @@ async def ingest(
                 _record_written(written, record)
             pending = asyncio.create_task(_write(store, changed, vectors))
     finally:
+        # Stopped early: the batch pulled ahead was never written and is not reported (a later run indexes it).
+        if upcoming is not None and not upcoming.cancel() and not upcoming.cancelled():
+            upcoming.exception()  # retrieved, so asyncio does not log it; the error that stopped the run propagates
         # Also on an error above: finish (and report) what was already being written.
         if pending is not None:
             _record_written(await pending, record)
@@ -221,6 +228,8 @@ class FirstBatch:
         self.chunking = chunking
         self.memo = EmbeddingMemo()
         self._pulled: asyncio.Task[list[_Prepared | LoadError]] | None = None
+        # The second batch, loaded and chunked while the first is embedded.
+        self.ahead: asyncio.Task[list[_Prepared | LoadError]] | None = None
 
     def _pull(self) -> asyncio.Task[list[_Prepared | LoadError]]:
         if self._pulled is None:
@@ -230,6 +239,7 @@ class FirstBatch:
     async def embed(self, embedder: Embedder) -> None:
         # Shielded: the documents pulled from the source must reach the run even when this is stopped.
         batch = await asyncio.shield(self._pull())
+        self.ahead = asyncio.create_task(asyncio.to_thread(_next_batch, self.source, self.chunking))
         texts = [t for p in batch if isinstance(p, _Prepared) and p.chunks for t in p.texts()]
         for start in range(0, len(texts), _EARLY_TEXTS):
             try:

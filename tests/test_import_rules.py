@@ -3,7 +3,7 @@
 The table's "never imports" column is read from the page itself, so the rule a reader finds there is the rule this
 test holds the code to: every module of each package (or each named file) is parsed and none of its imports may
 name a forbidden package. ``slack`` stands for Bolt, slack_sdk and ``bot/slack``. One more rule lives in the
-composition root's docstring: inside ``bot/``, only ``bot/runtime.py`` builds a database engine, a Weaviate
+composition root's docstring: inside ``bot/``, only ``bot/runtime/`` builds a database engine, a Weaviate
 client, a Cohere client or an embedder; everyone else is handed them.
 """
 
@@ -85,17 +85,17 @@ def test_no_module_imports_what_its_row_forbids(part: str, forbidden: tuple[str,
 
 
 def test_only_the_composition_root_builds_clients() -> None:
-    """An engine, a Weaviate or Cohere client, an embedder: built in bot/runtime.py only, once per process."""
+    """An engine, a Weaviate or Cohere client, an embedder: built in bot/runtime/ only, once per process."""
     builders = {}
     for path in sorted((ROOT / "bot").rglob("*.py")):
-        if path.name == "runtime.py" and path.parent.name == "bot":
+        if path.parent == ROOT / "bot" / "runtime":
             continue
         calls = {node.func.id if isinstance(node.func, ast.Name) else node.func.attr
                  for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
                  if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))}
         if calls & BUILDERS:
             builders[path.relative_to(ROOT).as_posix()] = sorted(calls & BUILDERS)
-    assert not builders, f"clients built outside bot/runtime.py: {builders}"
+    assert not builders, f"clients built outside bot/runtime/: {builders}"
 
 
 def test_the_slack_edge_runs_no_sql_of_its_own() -> None:

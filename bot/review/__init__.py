@@ -21,7 +21,6 @@ Edges:
     lookup      the two-method port to the chunk index (`ChunkStore` satisfies it) and its failure modes
     queries     reads over `storage` that storage does not offer yet (see its docstring)
     desk        what the CLI and the page share: read an exchange for review, resolve flags, export
-    runtime     open the exchange log (must work) and the index (may be down) from settings
-    cli         the `verbatim review` click group (`python -m bot.review` until bot/cli.py registers it)
+    cli         the `verbatim review` click group (also `python -m bot.review`)
     web         `create_review_app(session_factory, chunk_lookup, token=...)` and `serve`
 """

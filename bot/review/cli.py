@@ -4,8 +4,8 @@ coverage gaps, and writing again what the database refused.
 Every command has `--json` (one object; JSON lines for `list`) and a rich rendering for people. Errors are
 one line on stderr: exit 1 when something is wrong with the log or the input names nothing (a malformed or
 unknown id, a database that does not connect or needs `alembic upgrade head`, a requeued exchange not written),
-exit 2 for bad usage (a `--since` in no accepted form, an unusable setting, `requeue` with neither ids nor `--all`). `bot/cli.py` registers the group with
-`main.add_command(review)`; until then `python -m bot.review` runs it.
+exit 2 for bad usage (a `--since` in no accepted form, an unusable setting, `requeue` with neither ids nor `--all`). `verbatim review` runs it (named in
+`bot/cli.py`'s `COMMANDS`), and so does `python -m bot.review`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,9 @@ from bot.review.lookup import IndexUnavailable
 from bot.review.model import flag_to_json, review_to_json
 from bot.review.queries import review_queue
 from bot.review.quotes import DEFAULT_CONTEXT_CHARS
-from bot.runtime import open_chunk_lookup, open_gaps_embedder, open_learning, open_log
+from bot.runtime.retrieval import open_gaps_embedder
+from bot.runtime.review import open_chunk_lookup, open_learning
+from bot.runtime.storage import open_log
 from bot.review.suppressed import ChunkState, chunk_to_json, plural, suppression_to_json
 from bot.review.text import (
     breakdown_table,
@@ -254,7 +256,8 @@ async def recheck_command(all_flagged: bool, as_json: bool) -> None:
     index; exit 1 when a citation a lead confirmed bad comes back."""
     from bot.answer.ask import Recorder  # the answer path only for this command
     from bot.review.recheck import recheck, recheck_to_json
-    from bot.runtime import build_answer_deps, open_retrieval
+    from bot.runtime.answer import build_answer_deps
+    from bot.runtime.retrieval import open_retrieval
 
     settings = load_settings()
     # One engine on the log: the questions are read, the suppressions cached and the new answers recorded through

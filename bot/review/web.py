@@ -78,7 +78,9 @@ from bot.review.pages import (
     trends_page,
 )
 from bot.review.queries import review_queue
-from bot.runtime import open_gaps_embedder, open_learning, open_log
+from bot.runtime.retrieval import open_gaps_embedder
+from bot.runtime.review import open_learning
+from bot.runtime.storage import open_log
 from bot.settings import Settings
 from storage.db import ping, unavailable
 from storage.errors import DatabaseUnavailable, UnknownExchange

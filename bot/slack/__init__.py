@@ -10,6 +10,7 @@ retrieval: it parses, calls the services it is handed (the answer path, claims, 
     reactions.py    reactions on the bot's replies -> flags on the answer or one citation
     assistant.py    the assistant pane: a thread started (suggested prompts) or its channel context changed
     visibility.py   what a private question (DM, assistant pane) may see: DM_VISIBILITY, channel membership
+    dm_visibility.py  DM_VISIBILITY parsed (settings check it without importing the edge)
     feedback.py     👍 / 👎 clicks on an answer -> that user's feedback on the exchange
     errors.py       how a Web API call fails (SLACK_ERRORS) and its few words for a log line
     blocks.py       Block Kit rendering (pure); messages.py its words in en/ja/ru; text.py mrkdwn in and out

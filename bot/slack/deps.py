@@ -35,12 +35,8 @@ from bot.settings import Settings
 from bot.slack.concurrency import ChannelOrder
 from bot.slack.errors import SLACK_ERRORS, slack_error
 from bot.slack.seen import Seen
-from bot.slack.visibility import (
-    Clock,
-    DmVisibility,
-    PrivateVisibility,
-    parse_dm_visibility,
-)
+from bot.slack.dm_visibility import DmVisibility, parse_dm_visibility
+from bot.slack.visibility import Clock, PrivateVisibility
 from bot.verdicts import Verdicts
 
 log = logging.getLogger(__name__)

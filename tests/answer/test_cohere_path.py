@@ -16,7 +16,8 @@ from pydantic import SecretStr
 from bot.answer.render import answer_text, to_json
 from bot.answer.service import AnswerDeps, AnswerResult, answer
 from bot.answer.types import Answered, Fallback, FallbackPart, NoSupport, NoSupportReason, Question, Rejection
-from bot.runtime import Retrieval, build_answer_deps, build_cohere
+from bot.runtime.answer import build_answer_deps
+from bot.runtime.retrieval import Retrieval, build_cohere
 from bot.settings import Settings
 from retrieval.embedders.local import E5Embedder
 from retrieval.store import ChunkStore

@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from bot.answer.evidence import load_models
 from bot.answer.exchange import answered_record
 from bot.answer.service import AnswerConfig, AnswerDeps, Question, answer
-from bot.runtime import open_storage, replay_journal
+from bot.runtime.storage import open_storage, replay_journal
 from bot.settings import Settings
 from retrieval.embedders.local import E5Embedder
 from retrieval.store import ChunkStore

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.metrics import Metrics
-from bot.runtime import Retrieval
+from bot.runtime.retrieval import Retrieval
 from bot.settings import Settings
 from bot.source_schedule import is_due, state_file, sync_due_sources
 from retrieval.embedders.local import E5Embedder

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from bot.runtime import build_cohere, build_embedder
+from bot.runtime.retrieval import build_cohere, build_embedder
 from bot.settings import Settings
 from retrieval.chunking import ChunkingConfig
 from retrieval.embedders import Embedder

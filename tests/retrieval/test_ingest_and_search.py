@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import uuid
 from dataclasses import replace
@@ -79,6 +80,22 @@ async def test_a_first_batch_stopped_midway_loses_no_document(store: ChunkStore,
     assert report.failures == [] and report.count(Status.INGESTED) == 7
     assert first.memo.embedded > kept  # the rest embedded by the run itself
     assert (await top_documents(store, embedder, "Когда обращение передаётся на вторую линию?"))[0] == "ru-first-line-guide"
+
+
+async def test_an_ingest_of_many_batches_reports_each_document_once_in_the_order_read(
+        tmp_path: Path, store: ChunkStore, embedder: E5Embedder) -> None:
+    """Batches are read ahead while the one before is embedded: every document is still written once, reported in
+    the order it was read, and a bad line fails alone."""
+    lines = [json.dumps({"document_id": f"faq-{i:03d}", "title": f"FAQ {i}",
+                         "text": f"Item {i}: a refund for order type {i} is possible within {i + 7} days."})
+             for i in range(150)]
+    lines.insert(75, "{not json")
+    faq = tmp_path / "faq.jsonl"
+    faq.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = await ingest_paths(store, embedder, faq)
+    assert [o.document_id for o in report.outcomes if o.status is Status.INGESTED] == [f"faq-{i:03d}" for i in range(150)]
+    assert [o.source for o in report.failures] == [f"{faq}:76"]
+    assert report.chunks == await store.count() == 150
 
 
 @pytest.mark.parametrize(

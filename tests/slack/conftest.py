@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from bot.answer.service import AnswerDeps
-from bot.runtime import Retrieval, build_answer_deps
+from bot.runtime.answer import build_answer_deps
+from bot.runtime.retrieval import Retrieval
 from bot.settings import Settings
 from retrieval.embedders.local import E5Embedder
 from retrieval.store import ChunkStore

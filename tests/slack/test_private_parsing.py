@@ -13,7 +13,7 @@ from bot.slack.events import (
     parse_message,
     parse_share,
 )
-from bot.slack.visibility import parse_dm_visibility
+from bot.slack.dm_visibility import parse_dm_visibility
 from tests.standins import slack_events
 
 DM = {"type": "message", "channel": "D0ANNA", "channel_type": "im", "user": "U0ANNA", "ts": "1.000002",

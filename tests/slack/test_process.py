@@ -14,15 +14,12 @@ from pathlib import Path
 
 import aiohttp
 
-import bot.cli
 from retrieval.store import ChunkStore
 from tests.conftest import free_port
 from tests.slack.harness import ANSWER, QUESTION
 from tests.standins import SlackStandIn
 
-# `python -m bot` runs `verbatim serve` once bot/cli.py registers the command; until then, the command itself.
-ENTRY = ([sys.executable, "-m", "bot"] if "serve" in bot.cli.main.commands
-         else [sys.executable, "-c", "from bot.serve import serve_command; serve_command()"])
+ENTRY = [sys.executable, "-m", "bot"]  # with no arguments: `verbatim serve`
 
 
 async def wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float = 180.0) -> dict:

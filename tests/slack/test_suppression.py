@@ -23,7 +23,8 @@ from bot.review import desk
 from bot.review.learning import Learning
 from bot.review.recheck import recheck
 from bot.review.suppressed import ChunkState, suppressed_line
-from bot.runtime import Retrieval, build_answer_deps
+from bot.runtime.answer import build_answer_deps
+from bot.runtime.retrieval import Retrieval
 from bot.settings import Settings
 from retrieval.chunking import ChunkingConfig
 from retrieval.embedders.local import E5Embedder
