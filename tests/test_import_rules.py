@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,3 +104,16 @@ def test_the_slack_edge_runs_no_sql_of_its_own() -> None:
     """The readiness ping is storage's (``storage.db.ping``), called by the API: no SQL text in the edge."""
     for path in files_of("bot/slack/"):
         assert "SELECT 1" not in path.read_text(encoding="utf-8"), path.name
+
+
+def test_ingest_imports_neither_the_answer_path_nor_the_exchange_log_nor_slack() -> None:
+    """`verbatim ingest` starts with only what it runs (half a second less before its first batch is embedded):
+    the command's module and its settings pull in no answer path, SQLAlchemy, Alembic or Slack client."""
+    probe = ("import sys; from bot.cli import main; from bot.cli_support import load_settings; "
+             "main.get_command(None, 'ingest'); load_settings(); print(' '.join(sys.modules))")
+    loaded = set(subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True,
+                                cwd=ROOT).stdout.split())
+    assert {"weaviate", "bot.cli_ingest"} <= loaded  # the probe reached the command
+    heavy = {"bot.answer.service", "bot.answer.ask", "bot.exchange_log", "bot.slack.visibility", "bot.review.desk",
+             "sqlalchemy", "alembic", "slack_sdk", "slack_bolt", "aiohttp"}
+    assert not loaded & heavy, sorted(loaded & heavy)
