@@ -16,8 +16,8 @@ from rich.table import Table
 
 from bot.cli_support import (
     PLAIN_WIDTH,
-    embed_cores,
     async_command,
+    embed_cores,
     fail,
     load_settings,
     outcome_printer,
@@ -39,6 +39,7 @@ from retrieval.sync_run import SyncReport, preview_sync, run_sync
 from storage.errors import StorageError
 
 _run = async_command({RetrievalError: 1, StorageError: 1})
+
 
 # -- sync ----------------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.answer.suppress import Thresholds
+from bot.slack.dm_visibility import parse_dm_visibility
 from retrieval.chunking import ChunkingConfig
 from retrieval.search_config import SearchConfig, tuning_for
 from retrieval.weaviate_config import WeaviateConfig
@@ -180,9 +181,7 @@ class Settings(BaseSettings):
     @field_validator("dm_visibility")
     @classmethod
     def _dm_visibility(cls, value: str) -> str:
-        from bot.slack.dm_visibility import parse_dm_visibility  # raises ValueError naming the bad entry
-
-        parse_dm_visibility(value)
+        parse_dm_visibility(value)  # raises ValueError naming the bad entry
         return value
 
     @model_validator(mode="after")

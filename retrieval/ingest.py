@@ -143,12 +143,12 @@ async def ingest(
             if first is not None:
                 batch, upcoming, first = await first.take(), first.ahead, None
             else:
-                batch = await (upcoming if upcoming is not None else asyncio.to_thread(_next_batch, source, chunking))
+                batch = await (upcoming if upcoming is not None else _pull_batch(source, chunking))
                 upcoming = None
             if not batch:
                 break
             if upcoming is None:  # the next batch is loaded and chunked while this one is embedded (in order)
-                upcoming = asyncio.create_task(asyncio.to_thread(_next_batch, source, chunking))
+                upcoming = _pull_batch(source, chunking)
             ready: list[_Prepared] = []
             for item in batch:
                 if isinstance(item, LoadError):
@@ -233,13 +233,13 @@ class FirstBatch:
 
     def _pull(self) -> asyncio.Task[list[_Prepared | LoadError]]:
         if self._pulled is None:
-            self._pulled = asyncio.create_task(asyncio.to_thread(_next_batch, self.source, self.chunking))
+            self._pulled = _pull_batch(self.source, self.chunking)
         return self._pulled
 
     async def embed(self, embedder: Embedder) -> None:
         # Shielded: the documents pulled from the source must reach the run even when this is stopped.
         batch = await asyncio.shield(self._pull())
-        self.ahead = asyncio.create_task(asyncio.to_thread(_next_batch, self.source, self.chunking))
+        self.ahead = _pull_batch(self.source, self.chunking)
         texts = [t for p in batch if isinstance(p, _Prepared) and p.chunks for t in p.texts()]
         for start in range(0, len(texts), _EARLY_TEXTS):
             try:
@@ -250,6 +250,12 @@ class FirstBatch:
     async def take(self) -> list[_Prepared | LoadError]:
         """The batch (pulled now if ``embed`` never ran)."""
         return await self._pull()
+
+
+def _pull_batch(items: Iterator[Document | LoadError],
+                chunking: ChunkingConfig) -> asyncio.Task[list[_Prepared | LoadError]]:
+    """The next batch, pulled from ``items`` in a worker thread (one pull at a time: each caller awaits the last)."""
+    return asyncio.create_task(asyncio.to_thread(_next_batch, items, chunking))
 
 
 def _next_batch(items: Iterator[Document | LoadError], chunking: ChunkingConfig) -> list[_Prepared | LoadError]:

@@ -27,6 +27,8 @@ from bot.slack.errors import SLACK_ERRORS, slack_error
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
+
+
 class _Cached:
     """One list of members per key, from Slack, trusted for ``ttl_s`` on ``clock``."""
 
