@@ -118,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jaquad", type=int, default=data.Sizes().jaquad)
     parser.add_argument("--easy-negatives", action=argparse.BooleanOptionalAction, default=True,
                         help="one easy negative per question too (train/judge/data.py says why)")
+    parser.add_argument("--other-paragraph", type=int, default=1, metavar="N",
+                        help="negatives per question from the article's other paragraphs (the gold-removed case)")
     parser.add_argument("--tiny", action="store_true", help="a few pairs and steps: a smoke run (the tests')")
     parser.add_argument("--cache", type=Path, default=CACHE)
     args = parser.parse_args(argv)
@@ -129,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = (data.Sizes(squad=24, jaquad=12, nomiracl=2, fit_sets=4) if args.tiny
              else data.Sizes(squad=args.squad, jaquad=args.jaquad))
     # The pairs take minutes to build (sentence splitting): cached by what they are built from.
-    recipe = hashlib.sha1(f"{sizes}{args.seed}{args.easy_negatives}".encode()
+    recipe = hashlib.sha1(f"{sizes}{args.seed}{args.easy_negatives}{args.other_paragraph}".encode()
                           + Path(data.__file__).read_bytes()).hexdigest()[:12]
     pairs_path = args.cache / f"pairs-{recipe}.pickle"
     if pairs_path.exists():
@@ -137,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             examples = pickle.load(handle)  # our own cache, written below
     else:
         _log("pairs: building")
-        examples = data.examples(sizes, seed=args.seed, easy=args.easy_negatives)
+        examples = data.examples(sizes, seed=args.seed, easy=args.easy_negatives, others=args.other_paragraph)
         args.cache.mkdir(parents=True, exist_ok=True)
         with open(pairs_path, "wb") as handle:
             pickle.dump(examples, handle)

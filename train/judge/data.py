@@ -9,8 +9,9 @@ reports). Negatives that teach the hard case — a sentence *about* the question
   question, and a sentence about nothing in it is a case the judge never sees: it rated an unrelated sentence above
   the answer. Term overlap itself is not learned as a sign against: positives hold 0.56-0.65 of the question's
   terms, these negatives 0.27-0.45);
-- the sentence with most of the question's words among other paragraphs of the same article (same names, same
-  topic; the "gold removed" case the bench measures);
+- the sentences with most of the question's words among other paragraphs of the same article (same names, same
+  topic; the "gold removed" case the bench measures, and the one the bot gets wrong most: ``others`` of them,
+  ``--other-paragraph``);
 - SQuAD 2.0's adversarial unanswerable questions (FIT half): their paragraph's closest sentences;
 - NoMIRACL's all-non-relevant queries (nine languages, human-judged): their passages' closest sentences.
 A negative whose sentence or previous sentence holds the question's answer text is dropped (it may answer).
@@ -128,7 +129,7 @@ def _easy_negative(rng: random.Random, passages: dict[str, tuple[str, str]], ids
 
 
 def qa_examples(name: str, language: str, passages: dict[str, tuple[str, str]], questions: list[Question],
-                rng: random.Random, limit: int | None, easy: bool = False) -> list[Example]:
+                rng: random.Random, limit: int | None, easy: bool = False, others: int = 1) -> list[Example]:
     """Positives and hard negatives of an extractive QA set (see the module's docstring)."""
     by_title: dict[str, list[str]] = defaultdict(list)
     for pid, (title, _) in passages.items():
@@ -165,14 +166,14 @@ def qa_examples(name: str, language: str, passages: dict[str, tuple[str, str]], 
                 if not _holds_answer(found_in[i].text + _previous(found_in, i), q.answers):
                     out.append(Example(Pair(q.text, found_in[i].text, found_title, _previous(found_in, i)), 0.0,
                                        language, f"{name}/unrelated"))
-            # The closest sentence of the article's two other paragraphs closest to the question (by its terms):
-            # the gold-removed case. (Only those two are split: sentence splitting is the slow part here.)
+            # The ``others`` closest sentences of the article's two other paragraphs closest to the question (by its
+            # terms): the gold-removed case. (Only those two are split: sentence splitting is the slow part here.)
             terms = content_terms(q.text, language)
-            others = sorted((p for p in by_title[title] if p != q.passage),
+            nearby = sorted((p for p in by_title[title] if p != q.passage),
                             key=lambda p: (-share(terms, content_terms(passages[p][1], language)), p))
-            pool = [(p, i) for p in others[:2] for i in range(len(split(p, passages[p][1])))]
+            pool = [(p, i) for p in nearby[:2] for i in range(len(split(p, passages[p][1])))]
             flat = [split(p, passages[p][1])[i] for p, i in pool]
-            for i in _closest(q.text, language, flat, set())[:1]:
+            for i in _closest(q.text, language, flat, set())[:others]:
                 p, j = pool[i]
                 if not _holds_answer(flat[i].text + _previous(split(p, passages[p][1]), j), q.answers):
                     out.append(Example(Pair(q.text, flat[i].text, title, _previous(split(p, passages[p][1]), j)),
@@ -227,20 +228,20 @@ def fit_half(passages: dict[str, tuple[str, str]]) -> set[str]:
     return {pid for pid, (title, _) in passages.items() if title in titles}
 
 
-def examples(sizes: Sizes = Sizes(), seed: int = 13, easy: bool = False) -> list[Example]:
+def examples(sizes: Sizes = Sizes(), seed: int = 13, easy: bool = False, others: int = 1) -> list[Example]:
     rng = random.Random(seed)
     out = []
     passages, questions = read_qa(TRAIN / "squad1.1-train")
-    out += qa_examples("squad1.1", "en", passages, questions, rng, sizes.squad, easy)
+    out += qa_examples("squad1.1", "en", passages, questions, rng, sizes.squad, easy, others)
     passages, questions = read_qa(TRAIN / "jaquad-train")
-    out += qa_examples("jaquad", "ja", passages, questions, rng, sizes.jaquad, easy)
+    out += qa_examples("jaquad", "ja", passages, questions, rng, sizes.jaquad, easy, others)
     for name, language, folder, prefix in (("xquad-en-fit", "en", "xquad-ru-en", "en."),
                                            ("xquad-ru-fit", "ru", "xquad-ru-en", "ru."),
                                            ("squad2-fit", "en", "squad2-dev-half", "")):
         passages, questions = read_qa(EVAL / folder, prefix)
         fit = fit_half(passages)
         out += qa_examples(name, language, passages, [q for q in questions if q.passage in fit], rng, sizes.fit_sets,
-                           easy)
+                           easy, others)
     out += nomiracl_examples(rng, sizes.nomiracl)
     rng.shuffle(out)
     return out
