@@ -238,7 +238,9 @@ def balanced(p: Point) -> float:
 
 
 MIN_GROUP = 50
-PRECISION_TARGET = 0.93  # of answers, on the FIT groups: a little above the 0.92 the issue asks of unseen data
+# Of answers, on the FIT groups: a little above the 0.95 the judge issue asks of unseen data (the round before
+# asked 0.92 and this was 0.93). Both kinds of decision, features and judge, are chosen at the same target.
+PRECISION_TARGET = 0.96
 
 
 def choose_threshold(fit: Sequence[Row], probabilities: Sequence[float], target: float = PRECISION_TARGET) -> float:
@@ -489,7 +491,6 @@ def report(models: AbstainModels, all_rows: Sequence[Row], follow: list[list[obj
     return "\n".join(parts)
 
 
-JUDGE_PRECISION_TARGET = 0.96  # of answers, on the FIT groups: a little above the 0.95 the issue asks of unseen data
 JUDGE_CURVE = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
@@ -518,11 +519,11 @@ def _fit_part(rows_n: Sequence[tuple[Row, float]]) -> tuple[list[Row], list[floa
 
 def judge_thresholds(judged: dict[int, list[tuple[Row, float]]]) -> tuple[dict[int, float], list[list[object]]]:
     """The judge's own threshold for each candidate count, chosen on the FIT split only by ``choose_threshold``
-    (precision target ``JUDGE_PRECISION_TARGET``), and the table of what each reaches there."""
+    (``PRECISION_TARGET``), and the table of what each reaches there."""
     table_rows, thresholds = [], {}
     for n, rows_n in judged.items():
         fit, probs = _fit_part(rows_n)
-        t = choose_threshold(fit, probs, JUDGE_PRECISION_TARGET)
+        t = choose_threshold(fit, probs)
         groups: dict[str, list[int]] = {}
         for i, r in enumerate(fit):
             groups.setdefault(r.group, []).append(i)
@@ -651,11 +652,11 @@ def judge_report(models: AbstainModels, all_rows: Sequence[Row], judged: dict[in
         "question with its best candidate sentences and picks the quote: the most probable one (and any within "
         f"{AnswerConfig().judge_margin} of it). It decides in one of two ways, both fitted on the FIT split only. "
         f"*Judge alone*: answer when the best probability reaches a threshold ({threshold:.3f} at {n} candidates; "
-        f"each count's threshold keeps the FIT groups' mean precision >= {JUDGE_PRECISION_TARGET}):",
+        f"each count's threshold keeps the FIT groups' mean precision >= {PRECISION_TARGET}):",
         "",
         table(["candidates", "threshold", "FIT: mean balanced accuracy", "FIT: mean precision"], choice),
         "",
-        "*Judge + features* (what ships with `VERBATIM_JUDGE=true`): the decision models refitted with the judge's "
+        "*Judge + features* (what ships: `VERBATIM_JUDGE` is on by default): the decision models refitted with the judge's "
         "logit for its best candidate as one more feature (`judge_logit`; default, Japanese, Russian and thread "
         f"models, each threshold chosen as the features models' are, precision target {PRECISION_TARGET}), each "
         "kept only where it beats the features model by "

@@ -68,11 +68,16 @@ async def test_questions_in_each_language_are_answered_with_verified_quotes(
                                       "Когда обращение передаётся на вторую линию?"])
 async def test_the_judge_quotes_its_most_probable_sentence_verbatim_and_is_recorded(
         deps: AnswerDeps, judge: LocalJudge, question: str) -> None:
+    # Every place (each language's) reads the judge here, whichever the bench kept for the shipped judge.
+    reading = AbstainModels(tuple(replace(m, judge=judge.version, mean=(*m.mean, 0.0), scale=(*m.scale, 1.0),
+                                          weights=(*m.weights, 1.0))
+                                  for m in deps.abstain_models.models if m.judge is None))
+    deps = replace(deps, abstain_models=reading)
     result = await answer(Question(question), judged(deps, judge, threshold=0.0))  # whatever it thinks: it answers
     assert isinstance(result.outcome, Answered), answer_text(result)
     assert result.route.judge == judge.version and result.route.to_json()["judge"] == judge.version
     best = result.judged[0]
-    # The decision is the shipped model fitted with this judge: the evidence features and the best's logit.
+    # The decision is the place's model fitted with this judge: the evidence features and the best's logit.
     model = deps.abstain_models.for_query(E5Embedder.name, result.language, judge=judge.version)
     assert model is not None and result.evidence is not None
     assert result.evidence_probability == pytest.approx(model.probability(result.evidence, best.probability))

@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jaquad", type=int, default=data.Sizes().jaquad)
     parser.add_argument("--easy-negatives", action=argparse.BooleanOptionalAction, default=True,
                         help="one easy negative per question too (train/judge/data.py says why)")
-    parser.add_argument("--other-paragraph", type=int, default=1, metavar="N",
+    parser.add_argument("--other-paragraph", type=int, default=2, metavar="N",
                         help="negatives per question from the article's other paragraphs (the gold-removed case)")
     parser.add_argument("--tiny", action="store_true", help="a few pairs and steps: a smoke run (the tests')")
     parser.add_argument("--cache", type=Path, default=CACHE)
