@@ -90,10 +90,11 @@ class Settings(BaseSettings):
     rerank_sentence_weight_ja: float | None = Field(default=None, ge=0.0)
     rerank_sentence_weight_ru: float | None = Field(default=None, ge=0.0)
     abstain_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
-    # The answer judge (a cross-encoder on e5's weights, shipped in the package) decides and picks the quote when
-    # on and the embedder is e5. Off by default: it answers more on held-out sets but less precisely in English and
-    # Russian, and misreads short price sentences (docs/benchmarks.md, "Answer or abstain, end to end").
-    verbatim_judge: bool = False
+    # The answer judge (a cross-encoder on e5's weights, shipped in the package) decides with the evidence
+    # features where it helped on FIT (English and the default place, Russian) when the embedder is e5. On by
+    # default: at the same precision target it answers more of the held-out sets (docs/benchmarks.md, "Answer or
+    # abstain, end to end"), for one more pass of e5 per question; false: the features model alone decides.
+    verbatim_judge: bool = True
     # Citations leads confirmed bad: the query-vector cosine at which a question counts as the same (the chunk is
     # not quoted) or as similar (it ranks last), measured in docs/benchmarks.md; how often the bot rereads them.
     suppress_similarity: float = Field(default=Thresholds().suppress, ge=-1.0, le=1.0)
