@@ -656,8 +656,8 @@ def judge_report(models: AbstainModels, all_rows: Sequence[Row], judged: dict[in
         "",
         table(["candidates", "threshold", "FIT: mean balanced accuracy", "FIT: mean precision"], choice),
         "",
-        "*Judge + features* (what ships: `VERBATIM_JUDGE` is on by default): the decision models refitted with the judge's "
-        "logit for its best candidate as one more feature (`judge_logit`; default, Japanese, Russian and thread "
+        "*Judge + features* (what ships: `VERBATIM_JUDGE` is on by default): the decision models refitted with the "
+        "judge's logit for its best candidate as one more feature (`judge_logit`; default, Japanese, Russian and thread "
         f"models, each threshold chosen as the features models' are, precision target {PRECISION_TARGET}), each "
         "kept only where it beats the features model by "
         f"{JUDGE_GAIN} of mean balanced accuracy on the FIT questions that model decides (elsewhere the "

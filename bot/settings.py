@@ -91,7 +91,7 @@ class Settings(BaseSettings):
     rerank_sentence_weight_ru: float | None = Field(default=None, ge=0.0)
     abstain_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     # The answer judge (a cross-encoder on e5's weights, shipped in the package) decides with the evidence
-    # features where it helped on FIT (English and the default place, Russian) when the embedder is e5. On by
+    # features where it helped on FIT (the default place, Russian) when the embedder is e5. On by
     # default: at the same precision target it answers more of the held-out sets (docs/benchmarks.md, "Answer or
     # abstain, end to end"), for one more pass of e5 per question; false: the features model alone decides.
     verbatim_judge: bool = True

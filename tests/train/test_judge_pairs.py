@@ -41,7 +41,8 @@ def test_gold_removed_negatives_come_from_the_article_s_other_paragraphs_and_nev
     assert positive.pair.candidate == "Standard shipping costs $5 per order."
     others = [e.pair.candidate for e in examples if e.origin.endswith("other-paragraph")]
     # The closest first; another article's paragraph (Returns), however close, is not the gold-removed case.
-    assert others == ["The shipping cost per order is refunded for damaged items.", "Shipping to Hokkaido takes longer."]
+    assert others == ["The shipping cost per order is refunded for damaged items.",
+                      "Shipping to Hokkaido takes longer."]
 
 
 def test_a_sentence_of_another_paragraph_that_holds_the_answer_is_not_a_negative() -> None:
