@@ -1,5 +1,6 @@
 """`python -m train.judge` reproduces a judge from ../shared: a tiny run (a few steps on a few pairs) lowers its
-loss, writes a file the bot loads, and what ONNX Runtime computes from that file is what JAX trained."""
+loss, writes a file the bot loads, and what ONNX Runtime computes from that file is what JAX trained; another
+recipe over the same cache reuses the states of the pairs it shares."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from retrieval.encoder.judge import Judge, Pair, read_judge
 from retrieval.encoder.runtime import E5Encoder
@@ -16,10 +18,21 @@ from retrieval.encoder.runtime import E5Encoder
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_a_tiny_training_lowers_its_loss_and_writes_a_judge_the_bot_loads(tmp_path: Path, encoder: E5Encoder) -> None:
-    out = tmp_path / "judge"
-    run = subprocess.run([sys.executable, "-m", "train.judge", "--tiny", "--out", str(out), "--cache",
-                          str(tmp_path / "cache")], cwd=ROOT, capture_output=True, text=True, timeout=600)
+def _train(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "train.judge", "--tiny", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
+    """One tiny run: (its output folder, its cache folder, the run)."""
+    folder = tmp_path_factory.mktemp("tiny")
+    return folder / "judge", folder / "cache", _train("--out", str(folder / "judge"), "--cache", str(folder / "cache"))
+
+
+def test_a_tiny_training_lowers_its_loss_and_writes_a_judge_the_bot_loads(
+        tiny: tuple[Path, Path, subprocess.CompletedProcess[str]], encoder: E5Encoder) -> None:
+    out, _, run = tiny
     assert run.returncode == 0, run.stderr[-2000:]
     card = json.loads((out / "judge.json").read_text(encoding="utf-8"))
     metrics = card["trained"]["metrics"]
@@ -32,6 +45,20 @@ def test_a_tiny_training_lowers_its_loss_and_writes_a_judge_the_bot_loads(tmp_pa
     assert probabilities.shape == (2,) and np.all((probabilities > 0) & (probabilities < 1))
 
 
+def test_another_recipe_reuses_the_cached_states_of_the_pairs_it_shares(
+        tiny: tuple[Path, Path, subprocess.CompletedProcess[str]], tmp_path: Path, encoder: E5Encoder) -> None:
+    """One gold-removed negative a question instead of two: every pair of it was in the first run, so none of the
+    lower layers' states is computed again (the slow half of a run), and the judge it writes still loads."""
+    _, cache, first = tiny
+    assert first.returncode == 0, first.stderr[-2000:]
+    run = _train("--other-paragraph", "1", "--out", str(tmp_path / "judge"), "--cache", str(cache))
+    assert run.returncode == 0, run.stderr[-2000:]
+    (line,) = [x for x in run.stdout.splitlines() if "pairs cached" in x]
+    cached, total = (int(n) for n in line.split("states: ")[1].split(" pairs")[0].split(" of "))
+    assert cached == total > 0 and line.endswith(", 0 to compute"), line
+    Judge(encoder, *read_judge(tmp_path / "judge"))
+
+
 def test_tiny_refuses_to_overwrite_the_shipped_judge() -> None:
-    run = subprocess.run([sys.executable, "-m", "train.judge", "--tiny"], cwd=ROOT, capture_output=True, text=True)
+    run = _train()
     assert run.returncode == 2 and "--tiny would overwrite the shipped judge" in run.stderr

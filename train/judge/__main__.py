@@ -2,7 +2,8 @@
 
     1. pairs     train.judge.data: (question, sentence) → answers it or not, from ../shared, fixed seed
     2. states    the wheel's lower layers (int8, as they run in the judge) over every pair, once: cached under
-                 bench/.cache/judge/, in parts, so an interrupted run resumes
+                 bench/.cache/judge/ by each pair's tokens, in parts, so an interrupted run resumes and another
+                 recipe computes only its new pairs' states
     3. train     the upper layers and the head in JAX (AdamW; checkpoints every few hundred steps, resumed)
     4. write     retrieval/encoder/judge/judge.npz (tuned tensors, float16) and judge.json (the card: command,
                  seed, data digest, held-out metrics); the ONNX graph's logits are checked against JAX's first
@@ -47,34 +48,55 @@ def _log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
+def _state_key(ids: list[int]) -> bytes:
+    return hashlib.blake2b(np.asarray(ids, np.int32).tobytes(), digest_size=16).digest()
+
+
 def lower_states(encoder: E5Encoder, ids: list[list[int]], lower: int, folder: Path, threads: int) -> list[np.ndarray]:
-    """Each pair's states after the ``lower`` frozen layers, float16 ``[length, hidden]``, cached by part."""
+    """Each pair's states after the ``lower`` frozen layers, float16 ``[length, hidden]``.
+
+    Cached by the pair's token ids, in parts of ``PART`` pairs, so a recipe that changes some pairs (more negatives
+    of one kind, another source) computes only the new ones' states; every part is written whole (atomically), so
+    an interrupted run resumes after its last part."""
     folder.mkdir(parents=True, exist_ok=True)
-    session = ort.InferenceSession(graph.build(encoder.model, Weights.INT8, layers=lower).SerializeToString(),
-                                   session_options(), providers=["CPUExecutionProvider"])
-    out: list[np.ndarray] = []
-    for start in range(0, len(ids), PART):
-        path = folder / f"part-{start // PART:04d}.pickle"
-        if not path.exists():
-            part = ids[start:start + PART]
-            groups = length_groups([len(x) for x in part], GROUP_TOKENS)
-            states: list[np.ndarray | None] = [None] * len(part)
-
-            def run(group: list[int]) -> None:
-                embeddings, mask = encoder.inputs([part[i] for i in group])
-                (result,) = session.run(["states"], {"embeddings": embeddings, "mask": mask})
-                for row, i in enumerate(group):
-                    states[i] = result[row, :len(part[i])].astype(np.float16)
-
-            with ThreadPoolExecutor(threads) as pool:
-                list(pool.map(run, groups))
-            with open(path.with_suffix(".tmp"), "wb") as handle:
-                pickle.dump(states, handle, protocol=5)
-            path.with_suffix(".tmp").rename(path)
-            _log(f"states: {min(start + PART, len(ids))} / {len(ids)} pairs")
+    where: dict[bytes, list[int]] = {}
+    for i, x in enumerate(ids):
+        where.setdefault(_state_key(x), []).append(i)
+    out: list[np.ndarray | None] = [None] * len(ids)
+    for path in sorted(folder.glob("part-*.pickle")):
         with open(path, "rb") as handle:
-            out.extend(pickle.load(handle))  # our own cache, written just above
-    return out
+            part = pickle.load(handle)  # our own cache, written below: {key: states}
+        for key, states in part.items():
+            for i in where.get(key, ()):
+                out[i] = states
+    missing = [key for key, rows in where.items() if out[rows[0]] is None]
+    _log(f"states: {len(ids) - sum(len(where[k]) for k in missing)} of {len(ids)} pairs cached, "
+         f"{len(missing)} to compute")
+    if missing:
+        session = ort.InferenceSession(graph.build(encoder.model, Weights.INT8, layers=lower).SerializeToString(),
+                                       session_options(), providers=["CPUExecutionProvider"])
+    for start in range(0, len(missing), PART):
+        keys = missing[start:start + PART]
+        part_ids = [ids[where[k][0]] for k in keys]
+        computed: dict[bytes, np.ndarray] = {}
+
+        def run(group: list[int]) -> None:
+            embeddings, mask = encoder.inputs([part_ids[i] for i in group])
+            (result,) = session.run(["states"], {"embeddings": embeddings, "mask": mask})
+            for row, i in enumerate(group):
+                computed[keys[i]] = result[row, :len(part_ids[i])].astype(np.float16)
+
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(run, length_groups([len(x) for x in part_ids], GROUP_TOKENS)))
+        path = folder / f"part-{hashlib.blake2b(b''.join(keys), digest_size=8).hexdigest()}.pickle"
+        with open(path.with_suffix(".tmp"), "wb") as handle:
+            pickle.dump(computed, handle, protocol=5)
+        path.with_suffix(".tmp").rename(path)
+        for key, states in computed.items():
+            for i in where[key]:
+                out[i] = states
+        _log(f"states: {min(start + PART, len(missing))} / {len(missing)} computed")
+    return out  # type: ignore[return-value]  # every entry was filled above
 
 
 def _batches(lengths: np.ndarray, indices: np.ndarray, size: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -152,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     encoder = E5Encoder(threads=args.threads)
     ids = pair_ids(encoder.tokenizer, [e.pair for e in examples])
     lower = args.lower
-    states = lower_states(encoder, ids, lower, args.cache / f"{digest}-l{lower}-b{graph.BUILDER_VERSION}", args.threads)
+    states = lower_states(encoder, ids, lower, args.cache / f"states-l{lower}-b{graph.BUILDER_VERSION}", args.threads)
     lengths = np.array([len(s) for s in states])
     shape = encoder.model.shape
     layers = range(lower, shape.layers)
