@@ -20,9 +20,13 @@ PASSAGES = {
 COST = data.Question("q1", "How much does standard shipping cost per order?", "p1", (("$5", -1),), True)
 
 
+def _examples(question: data.Question, others: int, passages: dict[str, tuple[str, str]] = PASSAGES,
+              ) -> list[data.Example]:
+    return data.qa_examples("help", "en", passages, [question], random.Random(1), None, others=others)
+
+
 def _origins(question: data.Question, others: int) -> Counter[str]:
-    examples = data.qa_examples("help", "en", PASSAGES, [question], random.Random(1), None, others=others)
-    return Counter(e.origin.split("/")[1] for e in examples)
+    return Counter(e.origin.split("/")[1] for e in _examples(question, others))
 
 
 @pytest.mark.parametrize(("others", "expected"), [
@@ -36,7 +40,7 @@ def test_each_answerable_question_gives_one_positive_and_as_many_gold_removed_ne
 
 
 def test_gold_removed_negatives_come_from_the_article_s_other_paragraphs_and_never_hold_the_answer() -> None:
-    examples = data.qa_examples("help", "en", PASSAGES, [COST], random.Random(1), None, others=2)
+    examples = _examples(COST, 2)
     (positive,) = [e for e in examples if e.label == 1.0]
     assert positive.pair.candidate == "Standard shipping costs $5 per order."
     others = [e.pair.candidate for e in examples if e.origin.endswith("other-paragraph")]
@@ -48,6 +52,6 @@ def test_gold_removed_negatives_come_from_the_article_s_other_paragraphs_and_nev
 def test_a_sentence_of_another_paragraph_that_holds_the_answer_is_not_a_negative() -> None:
     question = data.Question("q2", "Where are shipping labels printed?", "p1", (("Osaka", -1),), True)
     passages = {**PASSAGES, "p1": ("Shipping", "Shipping boxes are recycled. Shipping labels are printed in Osaka.")}
-    examples = data.qa_examples("help", "en", passages, [question], random.Random(1), None, others=2)
+    examples = _examples(question, 2, passages)
     negatives = [e.pair.candidate for e in examples if e.label == 0.0]
     assert negatives and not any("Osaka" in c for c in negatives)

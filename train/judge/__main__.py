@@ -63,12 +63,15 @@ def lower_states(encoder: E5Encoder, ids: list[list[int]], lower: int, folder: P
     for i, x in enumerate(ids):
         where.setdefault(_state_key(x), []).append(i)
     out: list[np.ndarray | None] = [None] * len(ids)
-    for path in sorted(folder.glob("part-*.pickle")):
-        with open(path, "rb") as handle:
-            part = pickle.load(handle)  # our own cache, written below: {key: states}
+
+    def place(part: dict[bytes, np.ndarray]) -> None:
         for key, states in part.items():
             for i in where.get(key, ()):
                 out[i] = states
+
+    for path in sorted(folder.glob("part-*.pickle")):
+        with open(path, "rb") as handle:
+            place(pickle.load(handle))  # our own cache, written below: {key: states}
     missing = [key for key, rows in where.items() if out[rows[0]] is None]
     _log(f"states: {len(ids) - sum(len(where[k]) for k in missing)} of {len(ids)} pairs cached, "
          f"{len(missing)} to compute")
@@ -92,9 +95,7 @@ def lower_states(encoder: E5Encoder, ids: list[list[int]], lower: int, folder: P
         with open(path.with_suffix(".tmp"), "wb") as handle:
             pickle.dump(computed, handle, protocol=5)
         path.with_suffix(".tmp").rename(path)
-        for key, states in computed.items():
-            for i in where[key]:
-                out[i] = states
+        place(computed)
         _log(f"states: {min(start + PART, len(missing))} / {len(missing)} computed")
     return out  # type: ignore[return-value]  # every entry was filled above
 
