@@ -25,9 +25,10 @@ def _train(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
-    """One tiny run: (its output folder, its cache folder, the run)."""
+    """One tiny run, NoMIRACL read as groups: (its output folder, its cache folder, the run)."""
     folder = tmp_path_factory.mktemp("tiny")
-    return folder / "judge", folder / "cache", _train("--out", str(folder / "judge"), "--cache", str(folder / "cache"))
+    return folder / "judge", folder / "cache", _train("--nomiracl-groups", "4", "--out", str(folder / "judge"),
+                                                      "--cache", str(folder / "cache"))
 
 
 def test_a_tiny_training_lowers_its_loss_and_writes_a_judge_the_bot_loads(
@@ -38,7 +39,8 @@ def test_a_tiny_training_lowers_its_loss_and_writes_a_judge_the_bot_loads(
     metrics = card["trained"]["metrics"]
     assert metrics["last_loss"] < metrics["first_loss"]
     assert metrics["onnx_vs_jax_max_logit_diff"] < 0.05  # int8 weights in ONNX Runtime, float32 in JAX
-    assert card["trained"]["command"].startswith("python -m train.judge --tiny")
+    assert card["trained"]["command"].startswith("python -m train.judge --tiny --nomiracl-groups 4")
+    assert metrics["nomiracl_groups"]["held_out"] > 0  # groups held out whole, scored by their best candidate
     judge = Judge(encoder, *read_judge(out))
     probabilities = judge.probabilities([Pair("How long is the link valid?", "The link is valid for 60 minutes."),
                                          Pair("送料はいくらですか？", "送料は550円です。", "配送")])
@@ -51,7 +53,8 @@ def test_another_recipe_reuses_the_cached_states_of_the_pairs_it_shares(
     lower layers' states is computed again (the slow half of a run), and the judge it writes still loads."""
     _, cache, first = tiny
     assert first.returncode == 0, first.stderr[-2000:]
-    run = _train("--other-paragraph", "1", "--out", str(tmp_path / "judge"), "--cache", str(cache))
+    run = _train("--nomiracl-groups", "4", "--other-paragraph", "1", "--out", str(tmp_path / "judge"),
+                 "--cache", str(cache))
     assert run.returncode == 0, run.stderr[-2000:]
     (line,) = [x for x in run.stdout.splitlines() if "pairs cached" in x]
     cached, total = (int(n) for n in line.split("states: ")[1].split(" pairs")[0].split(" of "))
@@ -62,3 +65,9 @@ def test_another_recipe_reuses_the_cached_states_of_the_pairs_it_shares(
 def test_tiny_refuses_to_overwrite_the_shipped_judge() -> None:
     run = _train()
     assert run.returncode == 2 and "--tiny would overwrite the shipped judge" in run.stderr
+
+
+def test_groups_larger_than_a_batch_are_refused_before_any_work(tmp_path: Path) -> None:
+    run = _train("--nomiracl-groups", "9", "--out", str(tmp_path / "judge"), "--cache", str(tmp_path / "cache"))
+    assert run.returncode == 2 and "--nomiracl-groups 9 is more than a batch holds" in run.stderr
+    assert not (tmp_path / "cache").exists()

@@ -36,7 +36,8 @@ from retrieval.encoder.judge import JUDGE_DIR, Judge, JudgeCard, pair_ids, read_
 from retrieval.encoder.runtime import E5Encoder, length_groups, session_options
 from retrieval.encoder.weights import Weights
 from train.judge import data
-from train.judge.model import initial_params, logits
+from train.judge.batches import batches, group_max, pad, unit_batch, units
+from train.judge.model import initial_params, logits, unit_loss
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "bench" / ".cache" / "judge"
@@ -100,24 +101,6 @@ def lower_states(encoder: E5Encoder, ids: list[list[int]], lower: int, folder: P
     return out  # type: ignore[return-value]  # every entry was filled above
 
 
-def _batches(lengths: np.ndarray, indices: np.ndarray, size: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """Batches of similar length (less padding), in random order."""
-    ordered = indices[np.argsort(lengths[indices] + rng.random(len(indices)), kind="stable")]
-    batches = [ordered[i:i + size] for i in range(0, len(ordered), size)]
-    rng.shuffle(batches)
-    return batches
-
-
-def _pad(states: list[np.ndarray], batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    length = -(-max(len(states[i]) for i in batch) // 32) * 32  # a few shapes only: few recompilations
-    x = np.zeros((len(batch), length, states[batch[0]].shape[1]), np.float32)
-    mask = np.zeros((len(batch), length), np.float32)
-    for row, i in enumerate(batch):
-        x[row, :len(states[i])] = states[i]
-        mask[row, :len(states[i])] = 1.0
-    return x, mask
-
-
 def _auc(scores: np.ndarray, labels: np.ndarray) -> float:
     positive, negative = scores[labels == 1], scores[labels == 0]
     if not len(positive) or not len(negative):
@@ -143,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="one easy negative per question too (train/judge/data.py says why)")
     parser.add_argument("--other-paragraph", type=int, default=2, metavar="N",
                         help="negatives per question from the article's other paragraphs (the gold-removed case)")
+    parser.add_argument("--nomiracl-groups", type=int, default=0, metavar="K",
+                        help="NoMIRACL-more as one group of K candidates a query, both subsets, the loss on each "
+                        "group's highest logit (train/judge/data.py says why); 0: its non-relevant queries' two "
+                        "closest sentences as negatives")
     parser.add_argument("--tiny", action="store_true", help="a few pairs and steps: a smoke run (the tests')")
     parser.add_argument("--cache", type=Path, default=CACHE)
     args = parser.parse_args(argv)
@@ -151,10 +138,14 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.tiny:  # a few steps on few pairs must still move: a higher rate, all on the same pairs
         args.batch, args.lr = 8, 1e-3
+    if args.nomiracl_groups > args.batch:
+        parser.error(f"--nomiracl-groups {args.nomiracl_groups} is more than a batch holds: at most --batch "
+                     f"({args.batch}{', as --tiny sets it' if args.tiny else ''})")
     sizes = (data.Sizes(squad=24, jaquad=12, nomiracl=2, fit_sets=4) if args.tiny
              else data.Sizes(squad=args.squad, jaquad=args.jaquad))
     # The pairs take minutes to build (sentence splitting): cached by what they are built from.
-    recipe = hashlib.sha1(f"{sizes}{args.seed}{args.easy_negatives}{args.other_paragraph}".encode()
+    grouped = f"g{args.nomiracl_groups}" if args.nomiracl_groups else ""  # absent: the earlier recipes' caches hold
+    recipe = hashlib.sha1(f"{sizes}{args.seed}{args.easy_negatives}{args.other_paragraph}{grouped}".encode()
                           + Path(data.__file__).read_bytes()).hexdigest()[:12]
     pairs_path = args.cache / f"pairs-{recipe}.pickle"
     if pairs_path.exists():
@@ -162,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
             examples = pickle.load(handle)  # our own cache, written below
     else:
         _log("pairs: building")
-        examples = data.examples(sizes, seed=args.seed, easy=args.easy_negatives, others=args.other_paragraph)
+        examples = data.examples(sizes, seed=args.seed, easy=args.easy_negatives, others=args.other_paragraph,
+                                 groups=args.nomiracl_groups)
         args.cache.mkdir(parents=True, exist_ok=True)
         with open(pairs_path, "wb") as handle:
             pickle.dump(examples, handle)
@@ -182,8 +174,8 @@ def main(argv: list[str] | None = None) -> int:
 
     params = {k: jnp.asarray(v) for k, v in initial_params(encoder.model, lower, args.seed, args.adapter).items()}
     rng = np.random.default_rng(args.seed)
-    train_idx = np.flatnonzero(~held)
-    per_epoch = -(-len(train_idx) // args.batch)
+    train_units = units(examples, np.flatnonzero(~held))
+    per_epoch = len(batches(lengths, train_units, args.batch, np.random.default_rng(0)))
     total = max(1, int(round(per_epoch * args.epochs))) if not args.tiny else 40
     schedule = {rate: optax.warmup_cosine_decay_schedule(0.0, rate, max(1, total // 20), total, rate * 0.05)
                 for rate in (args.lr, args.lr * 25)}
@@ -193,13 +185,12 @@ def main(argv: list[str] | None = None) -> int:
         {k: ("head" if k.startswith("head.") else "layers") for k in params})
     state = optimizer.init(params)
 
-    def loss_fn(p, x, mask, y):
-        z = logits(p, x, mask, layers=layers, heads=shape.heads, eps=shape.eps)
-        return optax.sigmoid_binary_cross_entropy(z, y).mean()
+    def loss_fn(p, x, mask, segment, y, real):
+        return unit_loss(logits(p, x, mask, layers=layers, heads=shape.heads, eps=shape.eps), segment, y, real)
 
     @jax.jit
-    def step(p, s, x, mask, y):
-        loss, grads = jax.value_and_grad(loss_fn)(p, x, mask, y)
+    def step(p, s, x, mask, segment, y, real):
+        loss, grads = jax.value_and_grad(loss_fn)(p, x, mask, segment, y, real)
         updates, s = optimizer.update(grads, s, p)
         return optax.apply_updates(p, updates), s, loss
 
@@ -213,11 +204,12 @@ def main(argv: list[str] | None = None) -> int:
             saved = pickle.load(handle)  # our own checkpoint
         params, state, done, losses = saved["params"], saved["state"], saved["step"], saved["losses"]
         _log(f"train: resumed at step {done} / {total}")
-    plan = [b for _ in range(int(np.ceil(total / per_epoch)) + 1) for b in _batches(lengths, train_idx, args.batch, rng)]
+    plan = [b for _ in range(int(np.ceil(total / per_epoch)) + 1) for b in batches(lengths, train_units, args.batch, rng)]
     started = time.perf_counter()
     for number in range(done, total):
-        x, mask = _pad(states, plan[number])
-        params, state, loss = step(params, state, jnp.asarray(x), jnp.asarray(mask), jnp.asarray(labels[plan[number]]))
+        rows, segment, unit_labels, real = unit_batch(train_units, plan[number], labels, args.batch)
+        x, mask = pad(states, rows, args.batch)
+        params, state, loss = step(params, state, *map(jnp.asarray, (x, mask, segment, unit_labels, real)))
         losses.append(float(loss))
         if (number + 1) % 50 == 0 or number + 1 == total:
             rate = (number + 1 - done) * args.batch / (time.perf_counter() - started)
@@ -230,8 +222,10 @@ def main(argv: list[str] | None = None) -> int:
             checkpoint.with_suffix(".tmp").rename(checkpoint)
 
     tenth = max(1, len(losses) // 10)  # the loss over the first and the last tenth of the steps
-    held_idx = np.flatnonzero(held)
-    held_scores = np.concatenate([np.asarray(score(params, *map(jnp.asarray, _pad(states, b))))
+    held_all = np.flatnonzero(held)
+    held_idx = np.array([i for i in held_all if not examples[i].group], int)  # pairs with labels of their own
+    held_groups = np.array([i for i in held_all if examples[i].group], int)
+    held_scores = np.concatenate([np.asarray(score(params, *map(jnp.asarray, pad(states, b))))
                                   for b in np.array_split(held_idx, max(1, len(held_idx) // 64))]) if len(held_idx) else np.zeros(0)
     metrics: dict[str, object] = {"held_out_pairs": int(len(held_idx)), "auc": round(_auc(held_scores, labels[held_idx]), 4),
                                   "accuracy_at_0.5": round(float(((held_scores > 0) == (labels[held_idx] == 1)).mean()), 4) if len(held_idx) else None,
@@ -241,6 +235,11 @@ def main(argv: list[str] | None = None) -> int:
     for row, i in enumerate(held_idx):
         by_origin.setdefault(examples[i].origin.split("/")[0], []).append(row)
     metrics["auc_by_set"] = {k: round(_auc(held_scores[v], labels[held_idx][v]), 4) for k, v in sorted(by_origin.items())}
+    if len(held_groups):  # a NoMIRACL group answers when its best candidate does: the query-level AUC
+        group_scores = np.concatenate([np.asarray(score(params, *map(jnp.asarray, pad(states, b))))
+                                       for b in np.array_split(held_groups, max(1, len(held_groups) // 64))])
+        best, group_labels = group_max(group_scores, examples, held_groups)
+        metrics["nomiracl_groups"] = {"held_out": int(len(best)), "auc_of_best": round(_auc(best, group_labels), 4)}
 
     args.out.mkdir(parents=True, exist_ok=True)
     tuned = {k: np.asarray(v, np.float16) for k, v in jax.device_get(params).items()}
@@ -261,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     judge = Judge(encoder, *read_judge(args.out))
     sample = list(held_idx[:8]) or list(range(min(8, len(ids))))
     onnx_logits = judge.logits([ids[i] for i in sample])
-    jax_logits = np.asarray(score(params, *map(jnp.asarray, _pad(states, np.array(sample)))))
+    jax_logits = np.asarray(score(params, *map(jnp.asarray, pad(states, np.array(sample)))))
     metrics["onnx_vs_jax_max_logit_diff"] = round(float(np.abs(onnx_logits - jax_logits).max()), 4)
     card = JudgeCard(card.version, card.lower_layers, card.threshold, card.candidates, {**card.trained, "metrics": metrics})
     (args.out / "judge.json").write_text(json.dumps(card.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

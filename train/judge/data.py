@@ -15,6 +15,13 @@ reports). Negatives that teach the hard case — a sentence *about* the question
 - SQuAD 2.0's adversarial unanswerable questions (FIT half): their paragraph's closest sentences;
 - NoMIRACL's all-non-relevant queries (nine languages, human-judged): their passages' closest sentences.
 A negative whose sentence or previous sentence holds the question's answer text is dropped (it may answer).
+
+NoMIRACL as groups (``groups`` > 0, ``--nomiracl-groups``): its labels are a query's, not a sentence's — "one of
+these ten passages answers it" or "none does" — and which passage is relevant is not recorded. So each query
+(both subsets) gives one *group*: the closest sentence of each of its ``groups`` closest passages, labelled with
+the query's label, and the training loss reads the group's highest logit (answer when some candidate answers;
+abstain when none does: the near-miss case in nine languages, with its answerable twin, which the negatives alone
+never showed: they taught that those languages never answer).
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ class Example:
     label: float  # 1: the candidate answers the question
     language: str
     origin: str  # the set and kind it was built from, e.g. "squad1.1/other-paragraph"
+    group: str = ""  # a NoMIRACL group's query id: the label is the group's (its highest logit), not this pair's
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,13 +230,55 @@ def nomiracl_examples(rng: random.Random, limit: int | None) -> list[Example]:
     return out
 
 
+def _grams(text: str) -> frozenset[str]:
+    """Character trigrams of the casefolded words: a closeness that needs no word splitter (Thai has no spaces,
+    and ``content_terms`` knows en/ja/ru only)."""
+    words = " ".join(_WORDS.findall(text.casefold()))
+    return frozenset(words[i:i + 3] for i in range(len(words) - 2))
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def nomiracl_group(row: dict, size: int) -> list[Example]:
+    """A NoMIRACL query's group: the closest sentence (by the query's trigrams) of each of its ``size`` closest
+    passages, every pair labelled with the query's label."""
+    grams = _grams(row["query"])
+    best = []  # per passage: (closeness, its closest sentence's pair)
+    for passage in row["passages"]:
+        sentences = _plain_sentences(passage["text"])
+        scored = [(share(grams, _grams(s.text)), -i) for i, s in enumerate(sentences)]
+        if scored:
+            closeness, first = max(scored)  # the closest, the earliest of equals
+            best.append((closeness, Pair(row["query"], sentences[-first].text, passage["title"],
+                                         _previous(sentences, -first))))
+    subset = "relevant" if row["should_answer"] else "non-relevant"
+    return [Example(pair, 1.0 if row["should_answer"] else 0.0, row["lang"], f"nomiracl-more/group-{subset}",
+                    f"{row['lang']}/{subset}/{row['query_id']}")
+            for _, pair in sorted(best, key=lambda t: -t[0])[:size]]
+
+
+def nomiracl_groups(rng: random.Random, limit: int | None, size: int) -> list[Example]:
+    """One group per NoMIRACL query of both subsets (``limit`` of each per language)."""
+    out: list[Example] = []
+    for path in sorted((TRAIN / "nomiracl-more").glob("*.jsonl.gz")):
+        rows = list(_jsonl(path))
+        rng.shuffle(rows)
+        for row in [r for r in rows if r["should_answer"]][:limit] + [r for r in rows if not r["should_answer"]][:limit]:
+            out += nomiracl_group(row, size)
+    return out
+
+
 def fit_half(passages: dict[str, tuple[str, str]]) -> set[str]:
     """The passages of the FIT half of a shared set's articles: ``bench.answers.fit_passages``'s rule."""
     titles = set(sorted({title for title, _ in passages.values()})[::2])
     return {pid for pid, (title, _) in passages.items() if title in titles}
 
 
-def examples(sizes: Sizes = Sizes(), seed: int = 13, easy: bool = False, others: int = 1) -> list[Example]:
+def examples(sizes: Sizes = Sizes(), seed: int = 13, easy: bool = False, others: int = 1, groups: int = 0,
+             ) -> list[Example]:
+    """Every source's pairs, shuffled; ``groups`` > 0: NoMIRACL as groups of that many candidates a query (both
+    subsets), in place of its non-relevant queries' single negatives."""
     rng = random.Random(seed)
     out = []
     passages, questions = read_qa(TRAIN / "squad1.1-train")
@@ -242,7 +292,7 @@ def examples(sizes: Sizes = Sizes(), seed: int = 13, easy: bool = False, others:
         fit = fit_half(passages)
         out += qa_examples(name, language, passages, [q for q in questions if q.passage in fit], rng, sizes.fit_sets,
                            easy, others)
-    out += nomiracl_examples(rng, sizes.nomiracl)
+    out += nomiracl_groups(rng, sizes.nomiracl, groups) if groups else nomiracl_examples(rng, sizes.nomiracl)
     rng.shuffle(out)
     return out
 
@@ -251,6 +301,6 @@ def digest(items: list[Example]) -> str:
     """A hash of the pairs and labels: the card records it, and the state cache is keyed by it."""
     h = hashlib.sha256()
     for e in items:
-        h.update(json.dumps([e.pair.question, e.pair.candidate, e.pair.title, e.pair.previous, e.label],
-                            ensure_ascii=False).encode())
+        h.update(json.dumps([e.pair.question, e.pair.candidate, e.pair.title, e.pair.previous, e.label,
+                             *([e.group] if e.group else [])], ensure_ascii=False).encode())
     return h.hexdigest()[:16]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 
 from retrieval.encoder.model_file import ModelFile
 
@@ -90,3 +91,12 @@ def logits(p: dict[str, jnp.ndarray], states: jnp.ndarray, mask: jnp.ndarray, *,
     mean = (x * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
     features = jnp.concatenate([x[:, 0], mean], axis=-1)
     return _dense(p, "head.o", jnp.tanh(_dense(p, "head.h", features)))[:, 0]
+
+
+def unit_loss(z: jnp.ndarray, segment: jnp.ndarray, labels: jnp.ndarray, real: jnp.ndarray) -> jnp.ndarray:
+    """The mean binary cross-entropy over units, each read at its highest logit: a pair alone is its own unit, a
+    NoMIRACL group's pairs one unit (answers when its best candidate does). ``segment``: each row's unit;
+    ``labels``/``real``: each unit's label and whether it is one (padding rows go to a unit that is not)."""
+    best = jax.ops.segment_max(z, segment, num_segments=len(labels))
+    loss = optax.sigmoid_binary_cross_entropy(jnp.where(real, best, 0.0), labels)
+    return jnp.where(real, loss, 0.0).sum() / real.sum()

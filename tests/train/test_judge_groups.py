@@ -1,0 +1,89 @@
+"""NoMIRACL as groups: a query's label says that one of its passages answers it (or none does), not which. Each
+query gives the closest sentence of each of its closest passages, all under the query's label, and the loss reads
+the group's highest logit; groups are batched whole."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+from train.judge import data
+from train.judge.batches import batches, unit_batch
+from train.judge.model import unit_loss
+
+ROW = {"query_id": "7#0", "lang": "ko", "should_answer": True, "query": "Who founded the Osaka shipping company?",
+       "passages": [
+           {"docid": "1", "title": "Rail", "text": "Trains run hourly. The line opened in 1901."},
+           {"docid": "2", "title": "Osaka Shipping", "text": "It carries freight. The Osaka shipping company was "
+                                                              "founded by Tanaka. It grew fast."},
+           {"docid": "3", "title": "Empty", "text": "   "},
+           {"docid": "4", "title": "Ports", "text": "Osaka is a port. Shipping from Osaka is busy."},
+       ]}
+
+
+def _group(size: int, **row: object) -> list[data.Example]:
+    return data.nomiracl_group({**ROW, **row}, size)
+
+
+@pytest.mark.parametrize(("size", "candidates"), [
+    (1, ["The Osaka shipping company was founded by Tanaka."]),
+    (2, ["The Osaka shipping company was founded by Tanaka.", "Shipping from Osaka is busy."]),
+    # one sentence a passage, never more; a passage without text gives none
+    (9, ["The Osaka shipping company was founded by Tanaka.", "Shipping from Osaka is busy.", "The line opened in 1901."]),
+])
+def test_a_group_holds_the_closest_sentence_of_each_of_the_closest_passages(size: int, candidates: list[str]) -> None:
+    group = _group(size)
+    assert [e.pair.candidate for e in group] == candidates
+    assert {e.pair.question for e in group} == {ROW["query"]}
+
+
+def test_a_candidate_carries_its_passage_s_title_and_previous_sentence() -> None:
+    (best,) = _group(1)
+    assert (best.pair.title, best.pair.previous) == ("Osaka Shipping", "It carries freight.")
+
+
+@pytest.mark.parametrize(("should_answer", "label", "kind"), [(True, 1.0, "relevant"), (False, 0.0, "non-relevant")])
+def test_every_pair_of_a_group_has_the_query_s_label_and_one_group_key(should_answer: bool, label: float,
+                                                                      kind: str) -> None:
+    group = _group(3, should_answer=should_answer)
+    assert {e.label for e in group} == {label}
+    assert {e.group for e in group} == {f"ko/{kind}/7#0"}
+    assert {e.origin for e in group} == {f"nomiracl-more/group-{kind}"}
+
+
+def _bce(logit: float, label: float) -> float:
+    return float(optax.sigmoid_binary_cross_entropy(jnp.asarray(logit), jnp.asarray(label)))
+
+
+@pytest.mark.parametrize(("z", "segment", "labels", "real", "expected"), [
+    # two pairs alone: the mean of their own losses
+    ([2.0, -1.0], [0, 1], [1.0, 0.0], [True, True], (_bce(2.0, 1.0) + _bce(-1.0, 0.0)) / 2),
+    # a group of three answers by its best candidate: the others do not count
+    ([-4.0, 3.0, -2.0], [0, 0, 0], [1.0], [True], _bce(3.0, 1.0)),
+    # an abstaining group is as wrong as its most confident candidate
+    ([-4.0, 3.0, -2.0], [0, 0, 0], [0.0], [True], _bce(3.0, 0.0)),
+    # a padding row (its own unit, not real) changes nothing, however large its logit
+    ([1.0, 50.0], [0, 1], [1.0, 0.0], [True, False], _bce(1.0, 1.0)),
+])
+def test_the_loss_reads_each_unit_at_its_highest_logit(z: list[float], segment: list[int], labels: list[float],
+                                                      real: list[bool], expected: float) -> None:
+    loss = unit_loss(jnp.asarray(z), jnp.asarray(segment), jnp.asarray(labels), jnp.asarray(real))
+    assert float(loss) == pytest.approx(expected, rel=1e-5)
+
+
+def test_batches_hold_whole_groups_within_their_size_and_every_unit_once() -> None:
+    rng = np.random.default_rng(3)
+    units = [np.array([i]) for i in range(40)] + [np.arange(40 + 6 * g, 46 + 6 * g) for g in range(10)]
+    lengths = rng.integers(10, 120, 100)
+    batched = batches(lengths, units, 8, rng)
+    assert sorted(u for b in batched for u in b) == list(range(len(units)))
+    labels = np.arange(100, dtype=np.float32)
+    for chosen in batched:
+        rows, segment, unit_labels, real = unit_batch(units, chosen, labels, 8)
+        assert len(rows) <= 8 and real.sum() == len(chosen)
+        # each row's unit is the one it came from; padding rows go to the unit that is never read
+        for row, unit in zip(rows, segment):
+            assert row in units[chosen[unit]] and unit_labels[unit] == labels[units[chosen[unit]][0]]
+        assert set(segment[len(rows):]) <= {8} and not real[8]
