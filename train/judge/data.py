@@ -230,14 +230,14 @@ def nomiracl_examples(rng: random.Random, limit: int | None) -> list[Example]:
     return out
 
 
+_WORDS = re.compile(r"\w+")
+
+
 def _grams(text: str) -> frozenset[str]:
     """Character trigrams of the casefolded words: a closeness that needs no word splitter (Thai has no spaces,
     and ``content_terms`` knows en/ja/ru only)."""
     words = " ".join(_WORDS.findall(text.casefold()))
     return frozenset(words[i:i + 3] for i in range(len(words) - 2))
-
-
-_WORDS = re.compile(r"\w+")
 
 
 def nomiracl_group(row: dict, size: int) -> list[Example]:
