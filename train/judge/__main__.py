@@ -225,8 +225,15 @@ def main(argv: list[str] | None = None) -> int:
     held_all = np.flatnonzero(held)
     held_idx = np.array([i for i in held_all if not examples[i].group], int)  # pairs with labels of their own
     held_groups = np.array([i for i in held_all if examples[i].group], int)
-    held_scores = np.concatenate([np.asarray(score(params, *map(jnp.asarray, pad(states, b))))
-                                  for b in np.array_split(held_idx, max(1, len(held_idx) // 64))]) if len(held_idx) else np.zeros(0)
+
+    def scores(indices: np.ndarray) -> np.ndarray:
+        """The trained judge's logits for these pairs, 64 or so at a time."""
+        if not len(indices):
+            return np.zeros(0)
+        return np.concatenate([np.asarray(score(params, *map(jnp.asarray, pad(states, b))))
+                               for b in np.array_split(indices, max(1, len(indices) // 64))])
+
+    held_scores = scores(held_idx)
     metrics: dict[str, object] = {"held_out_pairs": int(len(held_idx)), "auc": round(_auc(held_scores, labels[held_idx]), 4),
                                   "accuracy_at_0.5": round(float(((held_scores > 0) == (labels[held_idx] == 1)).mean()), 4) if len(held_idx) else None,
                                   "first_loss": round(float(np.mean(losses[:tenth])), 4),
@@ -236,9 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         by_origin.setdefault(examples[i].origin.split("/")[0], []).append(row)
     metrics["auc_by_set"] = {k: round(_auc(held_scores[v], labels[held_idx][v]), 4) for k, v in sorted(by_origin.items())}
     if len(held_groups):  # a NoMIRACL group answers when its best candidate does: the query-level AUC
-        group_scores = np.concatenate([np.asarray(score(params, *map(jnp.asarray, pad(states, b))))
-                                       for b in np.array_split(held_groups, max(1, len(held_groups) // 64))])
-        best, group_labels = group_max(group_scores, examples, held_groups)
+        best, group_labels = group_max(scores(held_groups), examples, held_groups)
         metrics["nomiracl_groups"] = {"held_out": int(len(best)), "auc_of_best": round(_auc(best, group_labels), 4)}
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -260,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     judge = Judge(encoder, *read_judge(args.out))
     sample = list(held_idx[:8]) or list(range(min(8, len(ids))))
     onnx_logits = judge.logits([ids[i] for i in sample])
-    jax_logits = np.asarray(score(params, *map(jnp.asarray, pad(states, np.array(sample)))))
+    jax_logits = scores(np.array(sample))
     metrics["onnx_vs_jax_max_logit_diff"] = round(float(np.abs(onnx_logits - jax_logits).max()), 4)
     card = JudgeCard(card.version, card.lower_layers, card.threshold, card.candidates, {**card.trained, "metrics": metrics})
     (args.out / "judge.json").write_text(json.dumps(card.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -247,11 +247,11 @@ def nomiracl_group(row: dict, size: int) -> list[Example]:
     best = []  # per passage: (closeness, its closest sentence's pair)
     for passage in row["passages"]:
         sentences = _plain_sentences(passage["text"])
-        scored = [(share(grams, _grams(s.text)), -i) for i, s in enumerate(sentences)]
-        if scored:
-            closeness, first = max(scored)  # the closest, the earliest of equals
-            best.append((closeness, Pair(row["query"], sentences[-first].text, passage["title"],
-                                         _previous(sentences, -first))))
+        if sentences:
+            closeness = [share(grams, _grams(s.text)) for s in sentences]
+            i = max(range(len(sentences)), key=closeness.__getitem__)  # the closest, the earliest of equals
+            best.append((closeness[i], Pair(row["query"], sentences[i].text, passage["title"],
+                                            _previous(sentences, i))))
     subset = "relevant" if row["should_answer"] else "non-relevant"
     return [Example(pair, 1.0 if row["should_answer"] else 0.0, row["lang"], f"nomiracl-more/group-{subset}",
                     f"{row['lang']}/{subset}/{row['query_id']}")
