@@ -37,11 +37,11 @@ def jsonl_corpus(path: Path, documents: int) -> Path:
 
 
 def start(env: dict[str, str], cwd: Path, *args: str, ignore_sigint: bool = False) -> subprocess.Popen[str]:
-    def ignored() -> None:  # what a non-interactive shell does to a background job (`verbatim eval … &`)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    return subprocess.Popen([sys.executable, "-m", "bot", *args], env=env, cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, preexec_fn=ignored if ignore_sigint else None)
+    command = [sys.executable, "-m", "bot", *args]
+    if ignore_sigint:  # what a non-interactive shell does to a background job (`verbatim eval … &`); done by a
+        # shell, not a preexec_fn: that runs Python in a fork of this many-threaded process (and its at-fork hooks)
+        command = ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *command]
+    return subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 async def wait_until(check: Callable[[], object], process: subprocess.Popen[str], what: str,

@@ -55,8 +55,7 @@ def test_every_pair_of_a_group_has_the_query_s_label_and_one_group_key(should_an
 
 
 def _bce(logit: float, label: float) -> float:
-    """Binary cross-entropy of a logit, written out (in plain Python: the table is built when the tests are
-    collected, and JAX's first use in this process would make every later fork warn)."""
+    """Binary cross-entropy of a logit, written out in plain Python: a reference that shares no code with the loss."""
     probability = 1 / (1 + math.exp(-logit))
     return -(label * math.log(probability) + (1 - label) * math.log(1 - probability))
 
