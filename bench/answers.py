@@ -18,8 +18,8 @@
    ships, for its cost: ``SHIPPED_CANDIDATES``); all reported on the REPORT split beside the features model.
 Writes ``bot/answer/abstain_model.json`` (both kinds of model) and the judge's threshold and count into
 ``retrieval/encoder/judge/judge.json`` (unless --keep-model), and docs/benchmarks.md (section "answers").
-The first run indexes every set and scores every candidate (about 50 minutes on 2 cores of an AMD EPYC: 32 for the
-harvest, 15 for the judge); later runs take a few minutes.
+The first run indexes every set and scores every candidate (about 45 minutes on 2 cores of an AMD EPYC: 32 for the
+harvest, 8 for the judge); later runs take a few minutes.
 """
 
 from __future__ import annotations

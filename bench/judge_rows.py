@@ -33,8 +33,8 @@ from bot.answer.service import AnswerConfig
 from retrieval.encoder.judge import Judge, pair_ids
 
 # The candidate counts the bench scores: each count is a scoring pass of its own (its pairs run together, as the
-# service runs them), 15 minutes for the shared sets on 2 cores. 1 ships (bench/answers.py says why); the figures
-# of 2-4, from the earlier batched scoring, are in docs/benchmarks.md.
+# service runs them), about 8 minutes for the shared sets at one candidate on 2 cores of an AMD EPYC. 1 ships
+# (bench/answers.py says why); the figures of 2-4, from the earlier batched scoring, are in docs/benchmarks.md.
 COUNTS = (1,)
 
 
