@@ -67,7 +67,9 @@ from retrieval.weaviate_server import WeaviateHandle, connect
 
 HARVEST = CACHE / "answers"
 EMBEDDER = E5Embedder.name  # the models are calibrated on its similarities
-HARVEST_VERSION = "1"  # bump when the answer path changes what a harvest holds
+# Bump when the answer path changes what a harvest holds (2: equal-scored sentences ranked by their sources' order,
+# not by the store's); the judge's scores are cached per harvest version too.
+HARVEST_VERSION = "2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -502,7 +504,7 @@ def _judge_rows(all_rows: Sequence[Row], judge: Judge) -> dict[int, list[tuple[R
         probabilities: dict[int, list[float]] = {}
         for name in dict.fromkeys(r.dataset for r in all_rows):
             items = [r for r in all_rows if r.dataset == name]
-            for r, p in zip(items, judge_rows.score([r.judged for r in items], judge, name, n)):
+            for r, p in zip(items, judge_rows.score([r.judged for r in items], judge, f"{name}-v{HARVEST_VERSION}", n)):
                 probabilities[id(r)] = p
         out[n] = []
         for r in all_rows:

@@ -52,8 +52,14 @@ class ScoredSentence:
 
 def score_sentences(question: str, language: str, sources: Sequence[Source], sentences: Sequence[SentenceHit],
                     config: ExtractiveConfig) -> list[ScoredSentence]:
-    """Sentences of the sources, best first; sentences addressed to the assistant are left out."""
+    """Sentences of the sources, best first; sentences addressed to the assistant are left out.
+
+    Equal scores (the same sentence in two documents, common in exported help centres) go by the sources' order,
+    then by place in the chunk — never by the order the store returned them in, which varies between two indexes
+    of the same documents and vectors: it reordered the five best sentences of 46 of 202 MTRAG turns between two
+    harvests (docs/benchmarks.md, "The thread follow-ups' features model moves with the harvest")."""
     by_chunk = {s.chunk.chunk_id: s for s in sources}
+    rank = {s.chunk.chunk_id: i for i, s in enumerate(sources)}
     terms = content_terms(question, language)
     scored = []
     for hit in sentences:
@@ -65,7 +71,7 @@ def score_sentences(question: str, language: str, sources: Sequence[Source], sen
             continue
         bonus = config.lexical_weight * coverage(terms, text, source.chunk.language)
         scored.append(ScoredSentence(source, hit.start, hit.end, hit.score, hit.score + bonus))
-    scored.sort(key=lambda s: s.score, reverse=True)
+    scored.sort(key=lambda s: (-s.score, rank[s.source.chunk.chunk_id], s.start))
     return scored
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.answer.extractive import ExtractiveConfig, compose_extractive
+from bot.answer.extractive import ExtractiveConfig, compose_extractive, score_sentences
 from bot.answer.quotes import verify
 from bot.answer.types import Source
 from retrieval.chunks import SentenceHit
@@ -75,3 +75,16 @@ def test_a_long_run_stops_at_the_character_budget() -> None:
     src = source("S1", text)
     draft = compose_extractive("q", "en", [src], hits(src, {"Intro": 0.9}), ExtractiveConfig(max_quote_chars=120))
     assert all(len(c.quotes[0].text) <= 120 for c in draft.claims)
+
+
+@pytest.mark.parametrize("store_order", [[0, 1, 2, 3], [3, 2, 1, 0], [2, 0, 3, 1]], ids=["as-ranked", "reversed", "mixed"])
+def test_equal_scores_go_by_the_sources_order_whatever_order_the_store_returns_them_in(store_order: list[int]) -> None:
+    """The same sentence in two documents scores the same: which is quoted first must not depend on the store."""
+    text = "Refunds take 5 days. Contact billing for help."
+    first, second = source("S1", text, document_id="help-a"), source("S2", text, document_id="help-b")
+    returned = [*hits(first, {"Refunds": 0.9}), *hits(second, {"Refunds": 0.9})]
+    ranked = score_sentences("How long do refunds take?", "en", [first, second], [returned[i] for i in store_order],
+                             ExtractiveConfig())
+    assert [(s.source.label, s.text) for s in ranked] == [
+        ("S1", "Refunds take 5 days."), ("S2", "Refunds take 5 days."),
+        ("S1", "Contact billing for help."), ("S2", "Contact billing for help.")]
