@@ -504,7 +504,7 @@ def _judge_rows(all_rows: Sequence[Row], judge: Judge) -> dict[int, list[tuple[R
         probabilities: dict[int, list[float]] = {}
         for name in dict.fromkeys(r.dataset for r in all_rows):
             items = [r for r in all_rows if r.dataset == name]
-            for r, p in zip(items, judge_rows.score([r.judged for r in items], judge, f"{name}-v{HARVEST_VERSION}", n)):
+            for r, p in zip(items, judge_rows.score([r.judged for r in items], judge, harvest_path(name).stem, n)):
                 probabilities[id(r)] = p
         out[n] = []
         for r in all_rows:

