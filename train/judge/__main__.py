@@ -1,9 +1,9 @@
 """Train the answer judge and write the file that ships: ``python -m train.judge``.
 
     1. pairs     train.judge.data: (question, sentence) → answers it or not, from ../shared, fixed seed
-    2. states    the wheel's lower layers (int8, as they run in the judge) over every pair, once: cached under
-                 bench/.cache/judge/ by each pair's tokens, in parts, so an interrupted run resumes and another
-                 recipe computes only its new pairs' states
+    2. states    the wheel's lower layers (int8, as they run in the judge) over every pair, once, each pair in a
+                 run of its own as the service runs it: cached under bench/.cache/judge/ by each pair's tokens, in
+                 parts, so an interrupted run resumes and another recipe computes only its new pairs' states
     3. train     the upper layers and the head in JAX (AdamW; checkpoints every few hundred steps, resumed)
     4. write     retrieval/encoder/judge/judge.npz (tuned tensors, float16) and judge.json (the card: command,
                  seed, data digest, held-out metrics); the ONNX graph's logits are checked against JAX's first
@@ -33,7 +33,7 @@ import optax
 
 from retrieval.encoder import graph
 from retrieval.encoder.judge import JUDGE_DIR, Judge, JudgeCard, pair_ids, read_judge
-from retrieval.encoder.runtime import E5Encoder, length_groups, session_options
+from retrieval.encoder.runtime import E5Encoder, session_options
 from retrieval.encoder.weights import Weights
 from train.judge import data
 from train.judge.batches import batches, group_max, pad, unit_batch, units
@@ -42,7 +42,11 @@ from train.judge.model import initial_params, logits, unit_loss
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "bench" / ".cache" / "judge"
 PART = 2000  # pairs per cached part of states
-GROUP_TOKENS = 4096  # padded tokens per run of the lower layers
+# How the states were computed, in their cache's name and the judge's version: "alone", each pair in a run of its
+# own. The int8 graph quantizes activations per tensor, so a pair's states depend on what shares its run; the
+# service runs a question's candidate alone, and so must the states the tuned layers learn from (before: runs of
+# ~4096 padded tokens, docs/benchmarks.md "The judge scored as the service scores it").
+STATES = "alone"
 
 
 def _log(message: str) -> None:
@@ -54,7 +58,7 @@ def _state_key(ids: list[int]) -> bytes:
 
 
 def lower_states(encoder: E5Encoder, ids: list[list[int]], lower: int, folder: Path, threads: int) -> list[np.ndarray]:
-    """Each pair's states after the ``lower`` frozen layers, float16 ``[length, hidden]``.
+    """Each pair's states after the ``lower`` frozen layers, float16 ``[length, hidden]``, each pair run alone.
 
     Cached by the pair's token ids, in parts of ``PART`` pairs, so a recipe that changes some pairs (more negatives
     of one kind, another source) computes only the new ones' states; every part is written whole (atomically), so
@@ -84,14 +88,13 @@ def lower_states(encoder: E5Encoder, ids: list[list[int]], lower: int, folder: P
         part_ids = [ids[where[k][0]] for k in keys]
         computed: dict[bytes, np.ndarray] = {}
 
-        def run(group: list[int]) -> None:
-            embeddings, mask = encoder.inputs([part_ids[i] for i in group])
+        def run(i: int) -> None:
+            embeddings, mask = encoder.inputs([part_ids[i]])
             (result,) = session.run(["states"], {"embeddings": embeddings, "mask": mask})
-            for row, i in enumerate(group):
-                computed[keys[i]] = result[row, :len(part_ids[i])].astype(np.float16)
+            computed[keys[i]] = result[0].astype(np.float16)
 
         with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(run, length_groups([len(x) for x in part_ids], GROUP_TOKENS)))
+            list(pool.map(run, range(len(part_ids))))
         path = folder / f"part-{hashlib.blake2b(b''.join(keys), digest_size=8).hexdigest()}.pickle"
         with open(path.with_suffix(".tmp"), "wb") as handle:
             pickle.dump(computed, handle, protocol=5)
@@ -167,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     encoder = E5Encoder(threads=args.threads)
     ids = pair_ids(encoder.tokenizer, [e.pair for e in examples])
     lower = args.lower
-    states = lower_states(encoder, ids, lower, args.cache / f"states-l{lower}-b{graph.BUILDER_VERSION}", args.threads)
+    states = lower_states(encoder, ids, lower, args.cache / f"states-{STATES}-l{lower}-b{graph.BUILDER_VERSION}",
+                          args.threads)
     lengths = np.array([len(s) for s in states])
     shape = encoder.model.shape
     layers = range(lower, shape.layers)
@@ -196,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
 
     score = jax.jit(lambda p, x, mask: logits(p, x, mask, layers=layers, heads=shape.heads, eps=shape.eps))
 
-    run_dir = args.cache / f"run-{digest}-l{lower}-a{args.adapter}-e{args.epochs}-b{args.batch}-lr{args.lr}-s{args.seed}"
+    run_dir = args.cache / f"run-{digest}-{STATES}-l{lower}-a{args.adapter}-e{args.epochs}-b{args.batch}-lr{args.lr}-s{args.seed}"
     checkpoint = run_dir / "checkpoint.pickle"
     done, losses = 0, []
     if checkpoint.exists() and not args.tiny:
@@ -251,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     np.savez_compressed(args.out / "judge.npz", **tuned)
     # The recipe is in the version: a judge retrained another way must never be read through decision models
     # (or bench caches) fitted on the old one's logits.
-    version = f"judge-{digest[:8]}-l{lower}-a{args.adapter}-e{args.epochs:g}-lr{args.lr:g}"
+    version = f"judge-{digest[:8]}-l{lower}-a{args.adapter}-e{args.epochs:g}-lr{args.lr:g}-{STATES}"
     previous = json.loads((args.out / "judge.json").read_text(encoding="utf-8")) if (args.out / "judge.json").exists() else {}
     card = JudgeCard(version=version, lower_layers=lower, threshold=float(previous.get("threshold", 0.5)),
                      candidates=int(previous.get("candidates", 4)),
@@ -261,10 +265,10 @@ def main(argv: list[str] | None = None) -> int:
                               "seconds": round(time.perf_counter() - started)})
     (args.out / "judge.json").write_text(json.dumps(card.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
-    # What ONNX Runtime will compute must be what was trained: compare on a few held-out pairs.
+    # What ONNX Runtime will compute must be what was trained: compare on a few held-out pairs, each run alone.
     judge = Judge(encoder, *read_judge(args.out))
-    sample = list(held_idx[:8]) or list(range(min(8, len(ids))))
-    onnx_logits = judge.logits([ids[i] for i in sample])
+    sample = list(held_idx[:32]) or list(range(min(32, len(ids))))
+    onnx_logits = np.concatenate([judge.logits([ids[i]]) for i in sample])
     jax_logits = scores(np.array(sample))
     metrics["onnx_vs_jax_max_logit_diff"] = round(float(np.abs(onnx_logits - jax_logits).max()), 4)
     card = JudgeCard(card.version, card.lower_layers, card.threshold, card.candidates, {**card.trained, "metrics": metrics})
