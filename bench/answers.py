@@ -499,11 +499,13 @@ JUDGE_CURVE = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 def _judge_rows(all_rows: Sequence[Row], judge: Judge) -> dict[int, list[tuple[Row, float]]]:
     """For each candidate count, every row as the judge's decision sees it: (row with the judged quote's
     figures, the best candidate's probability), each question's candidates scored as the service runs them."""
+    by_set: dict[str, list[Row]] = {}
+    for r in all_rows:
+        by_set.setdefault(r.dataset, []).append(r)
     out: dict[int, list[tuple[Row, float]]] = {}
     for n in judge_rows.COUNTS:
         probabilities: dict[int, list[float]] = {}
-        for name in dict.fromkeys(r.dataset for r in all_rows):
-            items = [r for r in all_rows if r.dataset == name]
+        for name, items in by_set.items():
             for r, p in zip(items, judge_rows.score([r.judged for r in items], judge, harvest_path(name).stem, n)):
                 probabilities[id(r)] = p
         out[n] = []

@@ -44,6 +44,7 @@ def score(harvested: Sequence[Harvested], judge: Judge, name: str, count: int, t
     if path.exists():
         with open(path, "rb") as handle:
             return pickle.load(handle)  # our own cache, written below
+
     def run(h: Harvested) -> list[float]:
         scored = h.result.best_sentences
         return [float(p) for p in judge.probabilities(pairs(h.result.query, candidates(scored, count), scored))]
