@@ -55,3 +55,58 @@ def test_a_sentence_of_another_paragraph_that_holds_the_answer_is_not_a_negative
     examples = _examples(question, 2, passages)
     negatives = [e.pair.candidate for e in examples if e.label == 0.0]
     assert negatives and not any("Osaka" in c for c in negatives)
+
+
+# Swapped names: a question its answering sentence no longer answers, the case SQuAD 2.0's entity swaps teach.
+@pytest.mark.parametrize(("question", "paragraph", "sentence", "pool", "expected"), [
+    # A year the sentence holds swaps for a year of the article's that the paragraph never mentions.
+    ("When did Osaka open its port in 1868?", "Osaka opened its port in 1868. Kobe followed in 1869.",
+     "Osaka opened its port in 1868.", {("number4", "1869"), ("number4", "1923"), ("name", "Kobe")},
+     {"When did Osaka open its port in 1923?"}),  # Kobe is in the paragraph: its sentence may answer that
+    # A sentence's first word is capitalised, not a name; a name the sentence lacks is not swapped.
+    ("Which Tokyo office handles Nagoya orders?", "Orders from Nagoya go to the Kyoto office.",
+     "Orders from Nagoya go to the Kyoto office.", {("name", "Sapporo")},
+     {"Which Tokyo office handles Sapporo orders?"}),
+    ("Когда Москва стала столицей?", "Москва стала столицей в 1918 году.", "Москва стала столицей в 1918 году.",
+     {("name", "Петербург")}, {"Когда Петербург стала столицей?"}),
+    ("ビヨンセのデビューは何年?", "ビヨンセのデビューは1997年。", "ビヨンセのデビューは1997年。", {("kana", "ソランジュ")},
+     {"ソランジュのデビューは何年?", "ビヨンセのソランジュは何年?"}),
+])
+def test_a_name_the_answer_holds_swaps_for_one_of_the_same_kind_its_paragraph_never_mentions(
+        question: str, paragraph: str, sentence: str, pool: set[tuple[str, str]], expected: set[str]) -> None:
+    made = {data.swapped(question, paragraph, sentence, pool, random.Random(seed)) for seed in range(20)}
+    assert made == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Which Tokyo office handles Nagoya orders?", ["Tokyo", "Nagoya"]),
+    ("Orders ship from Osaka. The Kyoto office prints labels.", ["Osaka", "Kyoto"]),
+    ("Prices rose in 1998 and 2003.", ["1998", "2003"]),
+    ("Москва стала столицей. Когда Петербург?", ["Петербург"]),
+    ("ルーシーは身長1.1m、体重29kg。", ["ルーシー", "1.1", "29"]),
+])
+def test_names_are_numbers_capitalised_words_not_starting_a_sentence_and_katakana_words(text: str,
+                                                                                      expected: list[str]) -> None:
+    assert [text[start:end] for _, start, end in data.names(text)] == expected
+
+
+@pytest.mark.parametrize(("question", "pool"), [
+    ("How much does shipping cost?", {("name", "Kobe")}),  # no name in the question
+    ("When did Osaka open its port?", {("name", "Kobe")}),  # every name of the kind is in the paragraph
+    ("When did Osaka open its port?", {("number4", "1923")}),  # nothing of the name's kind
+])
+def test_no_swap_without_a_name_to_swap_or_a_replacement_of_its_kind(question: str, pool: set[tuple[str, str]],
+                                                                      ) -> None:
+    paragraph = "Osaka opened its port in 1868. Kobe followed."
+    assert data.swapped(question, paragraph, "Osaka opened its port in 1868.", pool, random.Random(1)) is None
+
+
+def test_swaps_add_one_negative_against_the_answering_sentence_and_leave_the_other_pairs_as_they_were() -> None:
+    question = data.Question("q3", "Where do Hokkaido orders ship from?", "p2", (("Sapporo", -1),), True)
+    passages = {**PASSAGES, "p2": ("Shipping", "Hokkaido orders ship from Sapporo. Tracking is by email.")}
+    plain = data.qa_examples("help", "en", passages, [question], random.Random(1), None, others=2)
+    with_swaps = data.qa_examples("help", "en", passages, [question], random.Random(1), None, others=2, swaps=True)
+    (swap,) = [e for e in with_swaps if e.origin == "help/swapped"]
+    assert swap.label == 0.0 and swap.pair.candidate == "Hokkaido orders ship from Sapporo."
+    assert swap.pair.question == "Where do Osaka orders ship from?"  # the article's only name p2 lacks
+    assert [e for e in with_swaps if e is not swap] == plain

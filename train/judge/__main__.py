@@ -133,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="one easy negative per question too (train/judge/data.py says why)")
     parser.add_argument("--other-paragraph", type=int, default=2, metavar="N",
                         help="negatives per question from the article's other paragraphs (the gold-removed case)")
+    parser.add_argument("--swapped-names", action=argparse.BooleanOptionalAction, default=False,
+                        help="one more negative per question: the question with a name its answer holds swapped for "
+                        "another of its article's (train/judge/data.py says why; measured, not shipped)")
     parser.add_argument("--nomiracl-groups", type=int, default=0, metavar="K",
                         help="NoMIRACL-more as one group of K candidates a query, both subsets, the loss on each "
                         "group's highest logit (train/judge/data.py says why); 0: its non-relevant queries' two "
@@ -155,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
              else data.Sizes(squad=args.squad, jaquad=args.jaquad))
     # The pairs take minutes to build (sentence splitting): cached by what they are built from.
     grouped = f"g{args.nomiracl_groups}" if args.nomiracl_groups else ""  # absent: the earlier recipes' caches hold
-    recipe = hashlib.sha1(f"{sizes}{args.seed}{args.easy_negatives}{args.other_paragraph}{grouped}".encode()
+    swaps = "s" if args.swapped_names else ""
+    recipe = hashlib.sha1(f"{sizes}{args.seed}{args.easy_negatives}{args.other_paragraph}{grouped}{swaps}".encode()
                           + Path(data.__file__).read_bytes()).hexdigest()[:12]
     pairs_path = args.cache / f"pairs-{recipe}.pickle"
     if pairs_path.exists():
@@ -164,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         _log("pairs: building")
         examples = data.examples(sizes, seed=args.seed, easy=args.easy_negatives, others=args.other_paragraph,
-                                 groups=args.nomiracl_groups)
+                                 groups=args.nomiracl_groups, swaps=args.swapped_names)
         args.cache.mkdir(parents=True, exist_ok=True)
         with open(pairs_path, "wb") as handle:
             pickle.dump(examples, handle)

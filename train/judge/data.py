@@ -12,6 +12,11 @@ reports). Negatives that teach the hard case — a sentence *about* the question
 - the sentences with most of the question's words among other paragraphs of the same article (same names, same
   topic; the "gold removed" case the bench measures, and the one the bot gets wrong most: ``others`` of them,
   ``--other-paragraph``);
+- with ``swaps`` (``--swapped-names``; measured, not shipped: docs/benchmarks.md): the question with one of the
+  names its answering sentence holds (a number, a capitalised name, a katakana word) swapped for a name of the same
+  kind from the article's other paragraphs that its own paragraph never mentions, against that same sentence — the
+  entity-swap case of SQuAD 2.0's adversarial questions (a question about something its sentence does not say,
+  however close), made from every answerable question instead of the few adversarial ones there are;
 - SQuAD 2.0's adversarial unanswerable questions (FIT half): their paragraph's closest sentences;
 - NoMIRACL's all-non-relevant queries (nine languages, human-judged): their passages' closest sentences.
 A negative whose sentence or previous sentence holds the question's answer text is dropped (it may answer).
@@ -136,8 +141,46 @@ def _easy_negative(rng: random.Random, passages: dict[str, tuple[str, str]], ids
     return (rng.randrange(len(found)), found, other_title) if found else None
 
 
+# What a question can name: numbers (by their digits' count, so a year swaps for a year), capitalised words and
+# their runs (en/ru), katakana words (ja's loanwords and foreign names).
+_OPENS = {"", ".", "!", "?", ":", ";", '"', "“", "«", "(", "。", "？", "！"}  # what a sentence may start after
+_NAMES = re.compile(r"(?P<number>\d+(?:[.,]\d+)*)|(?P<name>[A-ZА-ЯЁ][\w'’-]*(?: [A-ZА-ЯЁ][\w'’-]*)*)|(?P<kana>[ァ-ヺー]{2,})")
+
+
+def names(text: str) -> list[tuple[str, int, int]]:
+    """(kind, start, end) of each name in ``text``. A sentence's first word is capitalised whatever it is, so it
+    is no name (a run it starts keeps the rest: "Which Tokyo office" names "Tokyo")."""
+    out = []
+    for match in _NAMES.finditer(text):
+        kind, start, end = match.lastgroup or "", match.start(), match.end()
+        if kind == "name" and (start == 0 or text[:start].rstrip()[-1:] in _OPENS):
+            space = text.find(" ", start, end)
+            if space < 0:
+                continue
+            start = space + 1
+        out.append((f"number{end - start}" if kind == "number" else kind, start, end))
+    return out
+
+
+def swapped(question: str, paragraph: str, sentence: str, pool: set[tuple[str, str]], rng: random.Random,
+            ) -> str | None:
+    """``question`` with one of the names that ``sentence`` holds replaced by a name of the same kind from ``pool``
+    (kind, name) that ``paragraph`` never mentions: a question the sentence no longer answers. None when there is
+    no such name or no such replacement."""
+    held = [(kind, start, end) for kind, start, end in names(question)
+            if question[start:end].casefold() in sentence.casefold()]
+    rng.shuffle(held)
+    folded = paragraph.casefold()
+    for kind, start, end in held:
+        options = sorted(n for k, n in pool if k == kind and n.casefold() not in folded)
+        if options:
+            return question[:start] + rng.choice(options) + question[end:]
+    return None
+
+
 def qa_examples(name: str, language: str, passages: dict[str, tuple[str, str]], questions: list[Question],
-                rng: random.Random, limit: int | None, easy: bool = False, others: int = 1) -> list[Example]:
+                rng: random.Random, limit: int | None, easy: bool = False, others: int = 1, swaps: bool = False,
+                ) -> list[Example]:
     """Positives and hard negatives of an extractive QA set (see the module's docstring)."""
     by_title: dict[str, list[str]] = defaultdict(list)
     for pid, (title, _) in passages.items():
@@ -148,6 +191,7 @@ def qa_examples(name: str, language: str, passages: dict[str, tuple[str, str]], 
     if limit is not None:
         chosen = chosen[:limit]
     split = _Splitter(language)
+    named: dict[str, set[tuple[str, str]]] = {}  # a passage's names, found once
     out: list[Example] = []
     for q in chosen:
         title, text = passages[q.passage]
@@ -174,6 +218,18 @@ def qa_examples(name: str, language: str, passages: dict[str, tuple[str, str]], 
                 if not _holds_answer(found_in[i].text + _previous(found_in, i), q.answers):
                     out.append(Example(Pair(q.text, found_in[i].text, found_title, _previous(found_in, i)), 0.0,
                                        language, f"{name}/unrelated"))
+            if swaps:  # its own generator: the other pairs stay those of the recipe without swaps
+                pool: set[tuple[str, str]] = set()
+                for p in by_title[title]:
+                    if p != q.passage:
+                        if p not in named:
+                            passage = passages[p][1]
+                            named[p] = {(k, passage[start:end]) for k, start, end in names(passage)}
+                        pool |= named[p]
+                question = swapped(q.text, text, sentences[gold].text, pool, random.Random(q.id))
+                if question is not None:
+                    out.append(Example(Pair(question, sentences[gold].text, title, _previous(sentences, gold)), 0.0,
+                                       language, f"{name}/swapped"))
             # The ``others`` closest sentences of the article's two other paragraphs closest to the question (by its
             # terms): the gold-removed case. (Only those two are split: sentence splitting is the slow part here.)
             terms = content_terms(q.text, language)
@@ -276,22 +332,22 @@ def fit_half(passages: dict[str, tuple[str, str]]) -> set[str]:
 
 
 def examples(sizes: Sizes = Sizes(), seed: int = 13, easy: bool = False, others: int = 1, groups: int = 0,
-             ) -> list[Example]:
+             swaps: bool = False) -> list[Example]:
     """Every source's pairs, shuffled; ``groups`` > 0: NoMIRACL as groups of that many candidates a query (both
     subsets), in place of its non-relevant queries' single negatives."""
     rng = random.Random(seed)
     out = []
     passages, questions = read_qa(TRAIN / "squad1.1-train")
-    out += qa_examples("squad1.1", "en", passages, questions, rng, sizes.squad, easy, others)
+    out += qa_examples("squad1.1", "en", passages, questions, rng, sizes.squad, easy, others, swaps)
     passages, questions = read_qa(TRAIN / "jaquad-train")
-    out += qa_examples("jaquad", "ja", passages, questions, rng, sizes.jaquad, easy, others)
+    out += qa_examples("jaquad", "ja", passages, questions, rng, sizes.jaquad, easy, others, swaps)
     for name, language, folder, prefix in (("xquad-en-fit", "en", "xquad-ru-en", "en."),
                                            ("xquad-ru-fit", "ru", "xquad-ru-en", "ru."),
                                            ("squad2-fit", "en", "squad2-dev-half", "")):
         passages, questions = read_qa(EVAL / folder, prefix)
         fit = fit_half(passages)
         out += qa_examples(name, language, passages, [q for q in questions if q.passage in fit], rng, sizes.fit_sets,
-                           easy, others)
+                           easy, others, swaps)
     out += nomiracl_groups(rng, sizes.nomiracl, groups) if groups else nomiracl_examples(rng, sizes.nomiracl)
     rng.shuffle(out)
     return out
