@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from retrieval.embedders import Embedder
+from retrieval.encoder.built import BUILDER_VERSION
 from retrieval.weaviate_config import WeaviateConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,9 +46,11 @@ class CachedEmbedder:
         self.dim = inner.dim
         CACHE.mkdir(parents=True, exist_ok=True)
         # Benches may run side by side and share the cache: wait for a writer rather than fail.
-        # One cache per engine too: ONNX Runtime's int8 vectors differ from the wheel's in the third decimal.
+        # One cache per engine too: ONNX Runtime's int8 vectors differ from the wheel's in the third decimal; and per
+        # graph version and int8 kernel, which change them as much (the disk outlives a session's machine).
         self.engine = engine = getattr(inner, "engine", "wheel")
-        label = inner.name if engine == "wheel" else f"{inner.name}-{engine}"
+        label = (inner.name if engine == "wheel"
+                 else f"{inner.name}-{engine}-b{BUILDER_VERSION}-{int8_kernel(_cpu()[1], platform.machine())}")
         self._db = sqlite3.connect(CACHE / f"vectors-{re.sub(r'[^A-Za-z0-9_.-]', '_', label)}.sqlite3", timeout=120)
         self._db.execute("CREATE TABLE IF NOT EXISTS v (k TEXT PRIMARY KEY, v BLOB)")
 
@@ -94,8 +97,8 @@ class CachedEmbedder:
         await self.inner.aclose()
 
 
-def cpu_model() -> str:
-    """The CPU's model name and the vector extensions its kernels can use (these machines differ by session)."""
+def _cpu() -> tuple[str, set[str]]:
+    """The CPU's model name and flags (none where there is no /proc/cpuinfo to read)."""
     model, flags = platform.processor() or platform.machine(), set()
     with contextlib.suppress(OSError):  # not Linux: the platform's name is all there is
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -104,6 +107,21 @@ def cpu_model() -> str:
                 model = value.strip()
             elif key.strip() == "flags":
                 flags = set(value.split())
+    return model, flags
+
+
+def int8_kernel(flags: set[str], machine: str) -> str:
+    """Which int8 dot products ONNX Runtime computes with on a CPU of these flags: VNNI's add in 32 bits, AVX2's
+    (VPMADDUBSW) add pairs in 16 and saturate (docs/benchmarks.md, "On x86 without VNNI"), so one graph's vectors
+    differ between the two."""
+    if flags & {"avx512_vnni", "avx_vnni"}:
+        return "vnni"
+    return "avx2" if "avx2" in flags else machine
+
+
+def cpu_model() -> str:
+    """The CPU's model name and the vector extensions its kernels can use (these machines differ by session)."""
+    model, flags = _cpu()
     wanted = ["avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_int8", "amx_bf16"]
     return f"{model} ({' '.join(f for f in wanted if f in flags) or 'no AVX2'})"
 
