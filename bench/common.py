@@ -50,7 +50,7 @@ class CachedEmbedder:
         # graph version and int8 kernel, which change them as much (the disk outlives a session's machine).
         self.engine = engine = getattr(inner, "engine", "wheel")
         label = (inner.name if engine == "wheel"
-                 else f"{inner.name}-{engine}-b{BUILDER_VERSION}-{int8_kernel(_cpu()[1], platform.machine())}")
+                 else f"{inner.name}-{engine}-b{BUILDER_VERSION}-{this_int8_kernel()}")
         self._db = sqlite3.connect(CACHE / f"vectors-{re.sub(r'[^A-Za-z0-9_.-]', '_', label)}.sqlite3", timeout=120)
         self._db.execute("CREATE TABLE IF NOT EXISTS v (k TEXT PRIMARY KEY, v BLOB)")
 
@@ -117,6 +117,11 @@ def int8_kernel(flags: set[str], machine: str) -> str:
     if flags & {"avx512_vnni", "avx_vnni"}:
         return "vnni"
     return "avx2" if "avx2" in flags else machine
+
+
+def this_int8_kernel() -> str:
+    """``int8_kernel`` of this machine's CPU."""
+    return int8_kernel(_cpu()[1], platform.machine())
 
 
 def cpu_model() -> str:

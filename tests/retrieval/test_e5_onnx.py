@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from bench.common import cpu_model
+from bench.common import this_int8_kernel
 from bench.wheel_engine import WheelEngine
 from retrieval.embedders.local import E5Embedder, _ThreadedModel
 from retrieval.encoder.runtime import E5Encoder, GaveUp, length_groups
@@ -84,8 +84,7 @@ def test_a_nul_character_vanishes_instead_of_ending_the_text(encoder: E5Encoder)
 # saturate with weights that use the whole int8 range. On an AMD EPYC with AVX2 only the shipped graph reads 0.9965
 # at worst (passage mode) and the same graph with 7-bit weights 0.998 (docs/benchmarks.md, "e5 on ONNX Runtime
 # against the wheel's engine"); with VNNI (Intel Xeon, AMD Zen 4) there is no such sum and 0.997 holds.
-CPU = cpu_model()
-INT8_SATURATES = "avx2" in CPU and "vnni" not in CPU
+INT8_SATURATES = this_int8_kernel() == "avx2"
 
 
 @pytest.mark.parametrize("mode", ["passage", "query"])

@@ -32,6 +32,7 @@ never showed: they taught that those languages never answer).
 from __future__ import annotations
 
 import ast
+import functools
 import gzip
 import hashlib
 import json
@@ -191,7 +192,13 @@ def qa_examples(name: str, language: str, passages: dict[str, tuple[str, str]], 
     if limit is not None:
         chosen = chosen[:limit]
     split = _Splitter(language)
-    named: dict[str, set[tuple[str, str]]] = {}  # a passage's names, found once
+
+    @functools.cache
+    def named(passage: str) -> frozenset[tuple[str, str]]:
+        """A passage's names as (kind, name), found once."""
+        text = passages[passage][1]
+        return frozenset((kind, text[start:end]) for kind, start, end in names(text))
+
     out: list[Example] = []
     for q in chosen:
         title, text = passages[q.passage]
@@ -219,13 +226,7 @@ def qa_examples(name: str, language: str, passages: dict[str, tuple[str, str]], 
                     out.append(Example(Pair(q.text, found_in[i].text, found_title, _previous(found_in, i)), 0.0,
                                        language, f"{name}/unrelated"))
             if swaps:  # its own generator: the other pairs stay those of the recipe without swaps
-                pool: set[tuple[str, str]] = set()
-                for p in by_title[title]:
-                    if p != q.passage:
-                        if p not in named:
-                            passage = passages[p][1]
-                            named[p] = {(k, passage[start:end]) for k, start, end in names(passage)}
-                        pool |= named[p]
+                pool = set().union(*(named(p) for p in by_title[title] if p != q.passage))
                 question = swapped(q.text, text, sentences[gold].text, pool, random.Random(q.id))
                 if question is not None:
                     out.append(Example(Pair(question, sentences[gold].text, title, _previous(sentences, gold)), 0.0,
