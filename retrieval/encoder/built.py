@@ -24,7 +24,7 @@ import onnxruntime as ort
 from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidGraph, InvalidProtobuf
 
 # Names the graph graph.py writes: change it whenever the graph changes (cached files are keyed by it).
-BUILDER_VERSION = 3
+BUILDER_VERSION = 4  # 4: int8 weights in 7 bits (graph.WEIGHT_LEVELS)
 
 log = logging.getLogger(__name__)
 

