@@ -41,6 +41,7 @@ from bench.common import (
     CACHE,
     CachedEmbedder,
     bench_weaviate_config,
+    graph_label,
     machine_line,
     table,
     write_section,
@@ -94,7 +95,9 @@ HARVESTS = (
 
 
 def harvest_path(name: str) -> Path:
-    return HARVEST / f"{name}-v{HARVEST_VERSION}.pickle"
+    """Named by the answer path's version and by the graph that computed its vectors (another graph, or another
+    CPU's int8 kernel, retrieves and judges otherwise); the judge's scores are cached under this name too."""
+    return HARVEST / f"{name}-v{HARVEST_VERSION}-{graph_label()}.pickle"
 
 
 def load_harvest(name: str) -> list[Judged]:

@@ -49,8 +49,7 @@ class CachedEmbedder:
         # One cache per engine too: ONNX Runtime's int8 vectors differ from the wheel's in the third decimal; and per
         # graph version and int8 kernel, which change them as much (the disk outlives a session's machine).
         self.engine = engine = getattr(inner, "engine", "wheel")
-        label = (inner.name if engine == "wheel"
-                 else f"{inner.name}-{engine}-b{BUILDER_VERSION}-{this_int8_kernel()}")
+        label = inner.name if engine == "wheel" else f"{inner.name}-{engine}-{graph_label()}"
         self._db = sqlite3.connect(CACHE / f"vectors-{re.sub(r'[^A-Za-z0-9_.-]', '_', label)}.sqlite3", timeout=120)
         self._db.execute("CREATE TABLE IF NOT EXISTS v (k TEXT PRIMARY KEY, v BLOB)")
 
@@ -122,6 +121,11 @@ def int8_kernel(flags: set[str], machine: str) -> str:
 def this_int8_kernel() -> str:
     """``int8_kernel`` of this machine's CPU."""
     return int8_kernel(_cpu()[1], platform.machine())
+
+
+def graph_label() -> str:
+    """What names the vectors this machine's e5 graph computes: the graph's version and the CPU's int8 kernel."""
+    return f"b{BUILDER_VERSION}-{this_int8_kernel()}"
 
 
 def cpu_model() -> str:

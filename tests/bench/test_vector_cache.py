@@ -1,5 +1,6 @@
-"""The benches' vector cache: vectors of one e5 graph are never read for another graph or another int8 kernel (the
-disk outlives a session's machine, and both change the vectors), and are read back otherwise."""
+"""The benches' caches: vectors (and the answer bench's harvests) of one e5 graph are never read for another graph
+or another int8 kernel (the disk outlives a session's machine, and both change the vectors), and are read back
+otherwise."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench import common
+from bench import answers, common
 from retrieval.embedders.local import E5Embedder
 
 QUESTION = "How much does standard shipping cost?"
@@ -46,3 +47,16 @@ async def test_vectors_of_another_graph_version_are_embedded_again_not_read(tmp_
         other._db.close()
     finally:
         await inner.aclose()
+
+
+def test_an_answer_harvest_is_named_by_the_graph_and_kernel_that_computed_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The answer bench's harvest (and the judge's scores, cached under its name) holds what this graph retrieved:
+    another graph version or another CPU's int8 kernel harvests again rather than read it."""
+    here = answers.harvest_path("xquad-en")
+    monkeypatch.setattr(common, "BUILDER_VERSION", common.BUILDER_VERSION + 1)
+    newer = answers.harvest_path("xquad-en")
+    monkeypatch.setattr(common, "this_int8_kernel", lambda: "elsewhere")
+    elsewhere = answers.harvest_path("xquad-en")
+    assert len({here, newer, elsewhere}) == 3
+    assert {p.parent for p in (here, newer, elsewhere)} == {answers.HARVEST}
+    assert all(p.name.startswith("xquad-en-") for p in (here, newer, elsewhere))
