@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from retrieval.encoder.built import BUILDER_VERSION
 from retrieval.encoder.judge import Judge, Pair, read_judge
 from retrieval.encoder.runtime import E5Encoder
 
@@ -40,6 +41,9 @@ def test_a_tiny_training_lowers_its_loss_and_writes_a_judge_the_bot_loads(
     assert metrics["last_loss"] < metrics["first_loss"]
     assert metrics["onnx_vs_jax_max_logit_diff"] < 0.05  # int8 weights in ONNX Runtime, float32 in JAX
     assert card["trained"]["command"].startswith("python -m train.judge --tiny --nomiracl-groups 4")
+    # Named by the graph its states came from: retrained on another graph's, decision models fitted on this one's
+    # logits are never applied to it.
+    assert card["version"].endswith(f"-g{BUILDER_VERSION}")
     assert metrics["nomiracl_groups"]["held_out"] > 0  # groups held out whole, scored by their best candidate
     judge = Judge(encoder, *read_judge(out))
     probabilities = judge.probabilities([Pair("How long is the link valid?", "The link is valid for 60 minutes."),

@@ -214,7 +214,9 @@ def main(argv: list[str] | None = None) -> int:
 
     score = jax.jit(lambda p, x, mask: logits(p, x, mask, layers=layers, heads=shape.heads, eps=shape.eps))
 
-    run_dir = args.cache / f"run-{digest}{tag}-l{lower}-a{args.adapter}-e{args.epochs}-b{args.batch}-lr{args.lr}-s{args.seed}"
+    # The graph's version too: a run on another graph's states must not resume this one's checkpoint.
+    run_dir = args.cache / (f"run-{digest}{tag}-l{lower}-g{graph.BUILDER_VERSION}-a{args.adapter}-e{args.epochs}"
+                            f"-b{args.batch}-lr{args.lr}-s{args.seed}")
     checkpoint = run_dir / "checkpoint.pickle"
     done, losses = 0, []
     if checkpoint.exists() and not args.tiny:
@@ -267,9 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     tuned = {k: np.asarray(v, np.float16) for k, v in jax.device_get(params).items()}
     np.savez_compressed(args.out / "judge.npz", **tuned)
-    # The recipe is in the version: a judge retrained another way must never be read through decision models
-    # (or bench caches) fitted on the old one's logits.
-    version = f"judge-{digest[:8]}-l{lower}-a{args.adapter}-e{args.epochs:g}-lr{args.lr:g}{tag}"
+    # The recipe is in the version, and the graph whose states it was trained on: a judge retrained another way
+    # must never be read through decision models (or bench caches) fitted on the old one's logits.
+    version = f"judge-{digest[:8]}-l{lower}-a{args.adapter}-e{args.epochs:g}-lr{args.lr:g}{tag}-g{graph.BUILDER_VERSION}"
     previous = json.loads((args.out / "judge.json").read_text(encoding="utf-8")) if (args.out / "judge.json").exists() else {}
     card = JudgeCard(version=version, lower_layers=lower, threshold=float(previous.get("threshold", 0.5)),
                      candidates=int(previous.get("candidates", 4)),
