@@ -111,8 +111,8 @@ def _cpu() -> tuple[str, set[str]]:
 
 def int8_kernel(flags: set[str], machine: str) -> str:
     """Which int8 dot products ONNX Runtime computes with on a CPU of these flags: VNNI's add in 32 bits, AVX2's
-    (VPMADDUBSW) add pairs in 16 and saturate (docs/benchmarks.md, "On x86 without VNNI"), so one graph's vectors
-    differ between the two."""
+    (VPMADDUBSW) add pairs in 16, which 8-bit weights saturated (docs/benchmarks.md, "7-bit weights"); the graphs of
+    builder version 3 and before computed other vectors on each, and their float kernels still differ."""
     if flags & {"avx512_vnni", "avx_vnni"}:
         return "vnni"
     return "avx2" if "avx2" in flags else machine
