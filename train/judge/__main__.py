@@ -32,12 +32,15 @@ import numpy as np
 import onnxruntime as ort
 import optax
 
+from bench.common import CachedEmbedder
+from retrieval.embedders.local import E5Embedder
 from retrieval.encoder import graph
 from retrieval.encoder.judge import JUDGE_DIR, Judge, JudgeCard, pair_ids, read_judge
 from retrieval.encoder.runtime import E5Encoder, length_groups, session_options
 from retrieval.encoder.weights import Weights
 from train.judge import data
 from train.judge.batches import batches, group_max, pad, unit_batch, units
+from train.judge.mined import E5Closeness
 from train.judge.model import initial_params, logits, unit_loss
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,6 +143,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="NoMIRACL-more as one group of K candidates a query, both subsets, the loss on each "
                         "group's highest logit (train/judge/data.py says why); 0: its non-relevant queries' two "
                         "closest sentences as negatives")
+    parser.add_argument("--mined-by", choices=("terms", "e5"), default="terms",
+                        help="how the QA sets' hard negatives are ranked: by the share of the question's terms they "
+                        "hold, or as the service ranks its quotes (e5 similarity and its term bonus, among every "
+                        "other paragraph of the article; train/judge/mined.py)")
     parser.add_argument("--states", choices=("shared", "alone"), default="shared",
                         help="the lower layers' states in shared runs (the shipped judge's), or each pair alone as the "
                         "service runs it (measured, not shipped: docs/benchmarks.md)")
@@ -159,16 +166,22 @@ def main(argv: list[str] | None = None) -> int:
     # The pairs take minutes to build (sentence splitting): cached by what they are built from.
     grouped = f"g{args.nomiracl_groups}" if args.nomiracl_groups else ""  # absent: the earlier recipes' caches hold
     swaps = "s" if args.swapped_names else ""
-    recipe = hashlib.sha1(f"{sizes}{args.seed}{args.easy_negatives}{args.other_paragraph}{grouped}{swaps}".encode()
-                          + Path(data.__file__).read_bytes()).hexdigest()[:12]
+    mined = "" if args.mined_by == "terms" else f"m{args.mined_by}-{graph.BUILDER_VERSION}"  # e5's: by its graph
+    recipe = hashlib.sha1(f"{sizes}{args.seed}{args.easy_negatives}{args.other_paragraph}{grouped}{swaps}{mined}"
+                          .encode() + Path(data.__file__).read_bytes()).hexdigest()[:12]
     pairs_path = args.cache / f"pairs-{recipe}.pickle"
     if pairs_path.exists():
         with open(pairs_path, "rb") as handle:
             examples = pickle.load(handle)  # our own cache, written below
     else:
         _log("pairs: building")
-        examples = data.examples(sizes, seed=args.seed, easy=args.easy_negatives, others=args.other_paragraph,
-                                 groups=args.nomiracl_groups, swaps=args.swapped_names)
+        closeness = E5Closeness(CachedEmbedder(E5Embedder(threads=args.threads))) if args.mined_by == "e5" else None
+        try:
+            examples = data.examples(sizes, seed=args.seed, easy=args.easy_negatives, others=args.other_paragraph,
+                                     groups=args.nomiracl_groups, swaps=args.swapped_names, closeness=closeness)
+        finally:
+            if closeness is not None:
+                closeness.close()
         args.cache.mkdir(parents=True, exist_ok=True)
         with open(pairs_path, "wb") as handle:
             pickle.dump(examples, handle)

@@ -20,6 +20,9 @@ reports). Negatives that teach the hard case — a sentence *about* the question
 - SQuAD 2.0's adversarial unanswerable questions (FIT half): their paragraph's closest sentences;
 - NoMIRACL's all-non-relevant queries (nine languages, human-judged): their passages' closest sentences.
 A negative whose sentence or previous sentence holds the question's answer text is dropped (it may answer).
+"Closest" is by the share of the question's terms a sentence holds, unless a ``Closeness`` is given
+(``--mined-by e5``: ``mined.E5Closeness``, the composer's own score, which ranks the QA sets' negatives — the
+other-paragraph ones among every other paragraph of the article, as the service's search sees the article).
 
 NoMIRACL as groups (``groups`` > 0, ``--nomiracl-groups``): its labels are a query's, not a sentence's — "one of
 these ten passages answers it" or "none does" — and which passage is relevant is not recorded. So each query
@@ -39,7 +42,7 @@ import json
 import random
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,10 +108,21 @@ def _previous(sentences: list[Sentence], index: int) -> str:
     return sentences[index - 1].text if index > 0 else ""
 
 
-def _closest(question: str, language: str, sentences: list[Sentence], exclude: set[int]) -> list[int]:
-    """Indices of ``sentences`` by how many of the question's terms they hold, most first."""
+# How close a sentence is to a question, per sentence: the hard negatives are the closest that do not answer.
+Closeness = Callable[[str, str, list[Sentence]], list[float]]
+
+
+def term_closeness(question: str, language: str, sentences: list[Sentence]) -> list[float]:
+    """The share of the question's terms each sentence holds (the default; ``mined.E5Closeness`` is the other)."""
     terms = content_terms(question, language)
-    scored = [(share(terms, content_terms(s.text, language)), i) for i, s in enumerate(sentences) if i not in exclude]
+    return [share(terms, content_terms(s.text, language)) for s in sentences]
+
+
+def _closest(question: str, language: str, sentences: list[Sentence], exclude: set[int],
+             closeness: Closeness = term_closeness) -> list[int]:
+    """Indices of ``sentences`` but ``exclude``, closest to the question first (the earliest of equals)."""
+    scores = closeness(question, language, sentences)
+    scored = [(scores[i], i) for i in range(len(sentences)) if i not in exclude]
     return [i for _, i in sorted(scored, key=lambda t: (-t[0], t[1]))]
 
 
@@ -181,8 +195,11 @@ def swapped(question: str, paragraph: str, sentence: str, pool: set[tuple[str, s
 
 def qa_examples(name: str, language: str, passages: dict[str, tuple[str, str]], questions: list[Question],
                 rng: random.Random, limit: int | None, easy: bool = False, others: int = 1, swaps: bool = False,
-                ) -> list[Example]:
-    """Positives and hard negatives of an extractive QA set (see the module's docstring)."""
+                closeness: Closeness | None = None) -> list[Example]:
+    """Positives and hard negatives of an extractive QA set (see the module's docstring). ``closeness`` ranks the
+    hard negatives (None: by the question's terms, and the other-paragraph ones among the two paragraphs that hold
+    most of them; given: among every other paragraph of the article, as the service's search would see them)."""
+    close = closeness or term_closeness
     by_title: dict[str, list[str]] = defaultdict(list)
     for pid, (title, _) in passages.items():
         by_title[title].append(pid)
@@ -214,7 +231,7 @@ def qa_examples(name: str, language: str, passages: dict[str, tuple[str, str]], 
             out.append(Example(Pair(q.text, sentences[gold].text, title, _previous(sentences, gold)), 1.0, language,
                                f"{name}/answer"))
             # The gold paragraph's closest other sentence: about the question, most often not its answer.
-            for i in _closest(q.text, language, sentences, {gold})[:1]:
+            for i in _closest(q.text, language, sentences, {gold}, close)[:1]:
                 if not _holds_answer(sentences[i].text + _previous(sentences, i), q.answers):
                     out.append(Example(Pair(q.text, sentences[i].text, title, _previous(sentences, i)), 0.0,
                                        language, f"{name}/same-paragraph"))
@@ -236,15 +253,15 @@ def qa_examples(name: str, language: str, passages: dict[str, tuple[str, str]], 
             terms = content_terms(q.text, language)
             nearby = sorted((p for p in by_title[title] if p != q.passage),
                             key=lambda p: (-share(terms, content_terms(passages[p][1], language)), p))
-            pool = [(p, i) for p in nearby[:2] for i in range(len(split(p, passages[p][1])))]
+            pool = [(p, i) for p in (nearby if closeness else nearby[:2]) for i in range(len(split(p, passages[p][1])))]
             flat = [split(p, passages[p][1])[i] for p, i in pool]
-            for i in _closest(q.text, language, flat, set())[:others]:
+            for i in _closest(q.text, language, flat, set(), close)[:others]:
                 p, j = pool[i]
                 if not _holds_answer(flat[i].text + _previous(split(p, passages[p][1]), j), q.answers):
                     out.append(Example(Pair(q.text, flat[i].text, title, _previous(split(p, passages[p][1]), j)),
                                        0.0, language, f"{name}/other-paragraph"))
         elif not q.answerable:  # adversarial: written to look answerable from this paragraph
-            for i in _closest(q.text, language, sentences, set())[:2]:
+            for i in _closest(q.text, language, sentences, set(), close)[:2]:
                 out.append(Example(Pair(q.text, sentences[i].text, title, _previous(sentences, i)), 0.0, language,
                                    f"{name}/unanswerable"))
     return out
@@ -333,22 +350,23 @@ def fit_half(passages: dict[str, tuple[str, str]]) -> set[str]:
 
 
 def examples(sizes: Sizes = Sizes(), seed: int = 13, easy: bool = False, others: int = 1, groups: int = 0,
-             swaps: bool = False) -> list[Example]:
+             swaps: bool = False, closeness: Closeness | None = None) -> list[Example]:
     """Every source's pairs, shuffled; ``groups`` > 0: NoMIRACL as groups of that many candidates a query (both
-    subsets), in place of its non-relevant queries' single negatives."""
+    subsets), in place of its non-relevant queries' single negatives; ``closeness``: how the QA sets' hard negatives
+    are ranked (``qa_examples``; NoMIRACL's stay ranked by terms)."""
     rng = random.Random(seed)
     out = []
     passages, questions = read_qa(TRAIN / "squad1.1-train")
-    out += qa_examples("squad1.1", "en", passages, questions, rng, sizes.squad, easy, others, swaps)
+    out += qa_examples("squad1.1", "en", passages, questions, rng, sizes.squad, easy, others, swaps, closeness)
     passages, questions = read_qa(TRAIN / "jaquad-train")
-    out += qa_examples("jaquad", "ja", passages, questions, rng, sizes.jaquad, easy, others, swaps)
+    out += qa_examples("jaquad", "ja", passages, questions, rng, sizes.jaquad, easy, others, swaps, closeness)
     for name, language, folder, prefix in (("xquad-en-fit", "en", "xquad-ru-en", "en."),
                                            ("xquad-ru-fit", "ru", "xquad-ru-en", "ru."),
                                            ("squad2-fit", "en", "squad2-dev-half", "")):
         passages, questions = read_qa(EVAL / folder, prefix)
         fit = fit_half(passages)
         out += qa_examples(name, language, passages, [q for q in questions if q.passage in fit], rng, sizes.fit_sets,
-                           easy, others, swaps)
+                           easy, others, swaps, closeness)
     out += nomiracl_groups(rng, sizes.nomiracl, groups) if groups else nomiracl_examples(rng, sizes.nomiracl)
     rng.shuffle(out)
     return out
