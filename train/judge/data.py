@@ -249,7 +249,8 @@ def qa_examples(name: str, language: str, passages: dict[str, tuple[str, str]], 
                     out.append(Example(Pair(question, sentences[gold].text, title, _previous(sentences, gold)), 0.0,
                                        language, f"{name}/swapped"))
             # The ``others`` closest sentences of the article's two other paragraphs closest to the question (by its
-            # terms): the gold-removed case. (Only those two are split: sentence splitting is the slow part here.)
+            # terms), or of all of them (a given closeness): the gold-removed case. (By terms only those two are
+            # split: sentence splitting is the slow part here.)
             terms = content_terms(q.text, language)
             nearby = sorted((p for p in by_title[title] if p != q.passage),
                             key=lambda p: (-share(terms, content_terms(passages[p][1], language)), p))
