@@ -71,7 +71,7 @@ QUESTIONS = [  # a question, its language, a sentence about it and one about som
 
 
 @pytest.fixture(scope="module")
-def closeness() -> Iterator[E5Closeness]:
+def e5_closeness() -> Iterator[E5Closeness]:
     made = E5Closeness(E5Embedder(threads=1))
     yield made
     made.close()
@@ -79,21 +79,21 @@ def closeness() -> Iterator[E5Closeness]:
 
 @pytest.mark.parametrize(("question", "language", "about", "unrelated"), QUESTIONS)
 def test_e5_closeness_puts_a_sentence_about_the_question_above_one_about_something_else(
-        closeness: E5Closeness, question: str, language: str, about: str, unrelated: str) -> None:
-    close, far = closeness(question, language, [Sentence(0, len(t), t) for t in (about, unrelated)])
+        e5_closeness: E5Closeness, question: str, language: str, about: str, unrelated: str) -> None:
+    close, far = e5_closeness(question, language, [Sentence(0, len(t), t) for t in (about, unrelated)])
     assert close > far
 
 
 @pytest.mark.parametrize(("question", "language", "about", "unrelated"), QUESTIONS)
 def test_e5_closeness_adds_the_composer_s_bonus_for_the_question_s_terms(
-        closeness: E5Closeness, question: str, language: str, about: str, unrelated: str) -> None:
+        e5_closeness: E5Closeness, question: str, language: str, about: str, unrelated: str) -> None:
     plain = E5Closeness(E5Embedder(threads=1), lexical_weight=0.0)
     try:
         sentences = [Sentence(0, len(t), t) for t in (about, unrelated)]
         weight = ExtractiveConfig().lexical_weight
         bonus = [weight * coverage(content_terms(question, language), t, language) for t in (about, unrelated)]
         assert bonus[0] > 0  # the sentence about it shares a term: the bonus is measured, not zero
-        assert closeness(question, language, sentences) == pytest.approx(
+        assert e5_closeness(question, language, sentences) == pytest.approx(
             [s + b for s, b in zip(plain(question, language, sentences), bonus)], abs=1e-6)
     finally:
         plain.close()

@@ -18,7 +18,7 @@ import numpy as np
 
 from bench.common import CachedEmbedder
 from bot.answer.extractive import ExtractiveConfig
-from bot.answer.lexical import content_terms, share
+from bot.answer.lexical import content_terms, coverage
 from retrieval.embedders.local import E5Embedder
 from retrieval.sentences import Sentence
 
@@ -32,6 +32,7 @@ class E5Closeness:
         self._loop = asyncio.new_event_loop()
         self._embedder = embedder
         self._lexical_weight = lexical_weight
+        # Every question of an article asks for the article's sentences again: held here, not read back from disk.
         self._documents: dict[str, np.ndarray] = {}
         self._queries: dict[str, np.ndarray] = {}
         self._embedded, self._started = 0, time.perf_counter()
@@ -48,8 +49,8 @@ class E5Closeness:
             self._report(len(missing))
         query = self._queries[question]
         terms = content_terms(question, language)
-        return [float(self._documents[s.text] @ query)
-                + self._lexical_weight * share(terms, content_terms(s.text, language)) for s in sentences]
+        return [float(self._documents[s.text] @ query) + self._lexical_weight * coverage(terms, s.text, language)
+                for s in sentences]
 
     def _report(self, count: int) -> None:
         before, self._embedded = self._embedded, self._embedded + count
