@@ -212,6 +212,7 @@ class Point:
     abstained: float  # should not answer: "no support found"
     precision: float  # answered: right (an answer to a should-not question is wrong)
     span_right: float  # should answer: answered with a quote holding a gold answer span (QA sets; nan elsewhere)
+    span_of_answered: float  # … of the should-answer questions answered: the quote holds a gold span (the goal's)
     nearest_has_gold: float  # should answer but "no support": a gold passage among the nearest fragments shown
 
 
@@ -221,12 +222,14 @@ def point(group: Sequence[Row], probabilities: Sequence[float], threshold: float
     should_not = [a for r, a in zip(group, answer) if not r.should_answer]
     answered = [(r, a) for r, a in zip(group, answer) if a]
     spans = [r.has_span and a for r, a in should if r.judged.query.answers]
+    answered_spans = [r.has_span for r, a in should if a and r.judged.query.answers]
     missed = [r for r, a in should if not a]
     return Point(
         answered_right=_share(sum(1 for r, a in should if a and r.right), len(should)),
         abstained=_share(sum(1 for a in should_not if not a), len(should_not)),
         precision=_share(sum(1 for r, _ in answered if r.should_answer and r.right), len(answered)),
         span_right=_share(sum(spans), len(spans)),
+        span_of_answered=_share(sum(answered_spans), len(answered_spans)),
         nearest_has_gold=_share(sum(1 for r in missed if {s.chunk.document_id for s in r.judged.result.sources[:nearest]}
                                     & r.judged.query.gold), len(missed)),
     )
@@ -420,11 +423,26 @@ def by_group(all_rows: Sequence[Row], split: str) -> dict[str, list[Row]]:
     return dict(sorted(out.items(), key=lambda kv: GROUP_ORDER.index(kv[0]) if kv[0] in GROUP_ORDER else 99))
 
 
+# The issue's span goal is a share of the answered questions; the first figure, a share of all answerable ones, is
+# bounded by the share answered right and moves with the decision's threshold, not with the quote.
+SPAN_HEADER = "quote holds the answer span: of answerable / of those answered"
+
+
+def fmt(x: float) -> str:
+    """A figure for a table cell put together by hand ("-" where there is none)."""
+    return "-" if x != x else f"{x:.3f}"
+
+
+def spans(p: Point) -> str:
+    """``SPAN_HEADER``'s cell."""
+    return "-" if p.span_right != p.span_right else f"{fmt(p.span_right)} / {fmt(p.span_of_answered)}"
+
+
 def report(models: AbstainModels, all_rows: Sequence[Row], follow: list[list[object]], fitted_on: str,
            documents: dict[str, dict[str, str]]) -> str:
     headers = ["set (measured where the model was not fitted)", "should answer / not", "AUROC",
                "answerable answered right", "unanswerable abstained", "precision of answers",
-               "quote holds the answer span", "nearest fragments hold the right passage (when abstaining)"]
+               SPAN_HEADER, "nearest fragments hold the right passage (when abstaining)"]
     shipped, curves = [], []
     for group, items in by_group(all_rows, "report").items():
         probs = _probabilities(models, items)
@@ -435,8 +453,8 @@ def report(models: AbstainModels, all_rows: Sequence[Row], follow: list[list[obj
         labels = [r.should_answer for r in items]
         shipped.append([label(group), f"{should} / {len(items) - should}",
                         auroc(probs, labels) if 0 < should < len(items) else "-",
-                        *(("-" if x != x else x) for x in (at.answered_right, at.abstained, at.precision, at.span_right,
-                                                         at.nearest_has_gold))])
+                        *(("-" if x != x else x) for x in (at.answered_right, at.abstained, at.precision)),
+                        spans(at), "-" if at.nearest_has_gold != at.nearest_has_gold else at.nearest_has_gold])
         for t in CURVE:
             c = point(items, probs, t)
             curves.append([label(group), t, *(("-" if x != x else x) for x in (c.answered_right, c.abstained,
@@ -628,12 +646,11 @@ def judge_report(models: AbstainModels, all_rows: Sequence[Row], judged: dict[in
                  combined_choice: list[list[object]], places: Sequence[Place]) -> str:
     headers = ["set (never fitted)", "should answer / not", "before: answered right / abstained / precision",
                "judge alone: answered right / abstained / precision", "judge + features: answered right",
-               "judge + features: abstained", "judge + features: precision", "quote holds the answer span",
+               "judge + features: abstained", "judge + features: precision", SPAN_HEADER,
                "nearest fragments hold the right passage (when abstaining)"]
     shipped, curves = [], []
     rows_n = [(r, p) for r, p in judged[n] if r.split == "report"]
     before = by_group(all_rows, "report")
-    fmt = lambda x: "-" if x != x else f"{x:.3f}"  # noqa: E731
     for group in by_group([r for r, _ in rows_n], "report"):
         items = [(r, p) for r, p in rows_n if r.group == group]
         group_rows, probs = [r for r, _ in items], [p for _, p in items]
@@ -646,8 +663,8 @@ def judge_report(models: AbstainModels, all_rows: Sequence[Row], judged: dict[in
         shipped.append([label(group), f"{should} / {len(group_rows) - should}",
                         f"{fmt(old.answered_right)} / {fmt(old.abstained)} / {fmt(old.precision)}",
                         f"{fmt(alone.answered_right)} / {fmt(alone.abstained)} / {fmt(alone.precision)}",
-                        *(("-" if x != x else x) for x in (at.answered_right, at.abstained, at.precision, at.span_right,
-                                                         at.nearest_has_gold))])
+                        *(("-" if x != x else x) for x in (at.answered_right, at.abstained, at.precision)),
+                        spans(at), "-" if at.nearest_has_gold != at.nearest_has_gold else at.nearest_has_gold])
         for t in JUDGE_CURVE:
             c = point(group_rows, probs, t)
             curves.append([label(group), t, *(("-" if x != x else x) for x in (c.answered_right, c.abstained,
