@@ -428,6 +428,11 @@ def by_group(all_rows: Sequence[Row], split: str) -> dict[str, list[Row]]:
 SPAN_HEADER = "quote holds the answer span: of answerable / of those answered"
 
 
+def cell(x: float) -> float | str:
+    """A figure for ``table`` to format ("-" where there is none)."""
+    return "-" if x != x else x
+
+
 def fmt(x: float) -> str:
     """A figure for a table cell put together by hand ("-" where there is none)."""
     return "-" if x != x else f"{x:.3f}"
@@ -453,12 +458,11 @@ def report(models: AbstainModels, all_rows: Sequence[Row], follow: list[list[obj
         labels = [r.should_answer for r in items]
         shipped.append([label(group), f"{should} / {len(items) - should}",
                         auroc(probs, labels) if 0 < should < len(items) else "-",
-                        *(("-" if x != x else x) for x in (at.answered_right, at.abstained, at.precision)),
-                        spans(at), "-" if at.nearest_has_gold != at.nearest_has_gold else at.nearest_has_gold])
+                        *map(cell, (at.answered_right, at.abstained, at.precision)), spans(at),
+                        cell(at.nearest_has_gold)])
         for t in CURVE:
             c = point(items, probs, t)
-            curves.append([label(group), t, *(("-" if x != x else x) for x in (c.answered_right, c.abstained,
-                                                                                c.precision))])
+            curves.append([label(group), t, *map(cell, (c.answered_right, c.abstained, c.precision))])
     totals = [r.judged.result.timings_ms["total"] for r in all_rows]
     fiqa = [r for r in fit_rows([replace(r, split="fit") for r in all_rows if r.group == "mtrag-fiqa"]) if r.thread]
     govt = [r for r in all_rows if r.group == "mtrag-govt"]
@@ -663,12 +667,12 @@ def judge_report(models: AbstainModels, all_rows: Sequence[Row], judged: dict[in
         shipped.append([label(group), f"{should} / {len(group_rows) - should}",
                         f"{fmt(old.answered_right)} / {fmt(old.abstained)} / {fmt(old.precision)}",
                         f"{fmt(alone.answered_right)} / {fmt(alone.abstained)} / {fmt(alone.precision)}",
-                        *(("-" if x != x else x) for x in (at.answered_right, at.abstained, at.precision)),
-                        spans(at), "-" if at.nearest_has_gold != at.nearest_has_gold else at.nearest_has_gold])
+                        *map(cell, (at.answered_right, at.abstained, at.precision)), spans(at),
+                        cell(at.nearest_has_gold)])
         for t in JUDGE_CURVE:
             c = point(group_rows, probs, t)
-            curves.append([label(group), t, *(("-" if x != x else x) for x in (c.answered_right, c.abstained,
-                                                                                c.precision, c.span_right))])
+            curves.append([label(group), t, *map(cell, (c.answered_right, c.abstained, c.precision,
+                                                         c.span_right))])
     return "\n".join([
         f"### The judge (`{version}`): {n} candidates per question",
         "",
