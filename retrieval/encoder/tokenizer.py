@@ -103,9 +103,17 @@ class E5Tokenizer:
 
     def content_ids(self, texts: list[str], mode: str) -> list[list[int]]:
         """Each text's content token ids in ``mode`` (``query`` or ``passage``), prefix included."""
+        return [self._ids(text_pieces) for text_pieces in self.content_pieces(texts, mode)]
+
+    def content_pieces(self, texts: list[str], mode: str) -> list[list[str]]:
+        """Each text's pieces in ``mode``, prefix included: joined, they are ``normalize(prefix + text)``, and an
+        unknown piece stands for one id per character (``content_ids``). The judge's training finds an answer's
+        tokens by them."""
         prefix = PREFIXES[mode]
-        pieces = self._processor.encode([self.normalize(prefix + text) for text in texts], out_type=str)
-        return [self._ids(text_pieces) for text_pieces in pieces]
+        return self._processor.encode([self.normalize(prefix + text) for text in texts], out_type=str)
+
+    def is_unknown(self, piece: str) -> bool:
+        return self._processor.piece_to_id(piece) == self.unk
 
     def _ids(self, pieces: list[str]) -> list[int]:
         out: list[int] = []

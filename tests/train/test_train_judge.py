@@ -53,17 +53,25 @@ def test_a_tiny_training_lowers_its_loss_and_writes_a_judge_the_bot_loads(
 
 def test_another_recipe_reuses_the_cached_states_of_the_pairs_it_shares(
         tiny: tuple[Path, Path, subprocess.CompletedProcess[str]], tmp_path: Path, encoder: E5Encoder) -> None:
-    """One gold-removed negative a question instead of two: every pair of it was in the first run, so none of the
-    lower layers' states is computed again (the slow half of a run), and the judge it writes still loads."""
+    """One gold-removed negative a question instead of two, and the answer-token loss beside the judge's: every
+    pair of it was in the first run, so none of the lower layers' states is computed again (the slow half of a
+    run); the second loss trains, and the judge it writes loads without the answer-token reading (training only)."""
     _, cache, first = tiny
     assert first.returncode == 0, first.stderr[-2000:]
-    run = _train("--nomiracl-groups", "4", "--other-paragraph", "1", "--out", str(tmp_path / "judge"),
-                 "--cache", str(cache))
+    run = _train("--nomiracl-groups", "4", "--other-paragraph", "1", "--span-weight", "1",
+                 "--out", str(tmp_path / "judge"), "--cache", str(cache))
     assert run.returncode == 0, run.stderr[-2000:]
     (line,) = [x for x in run.stdout.splitlines() if "pairs cached" in x]
     cached, total = (int(n) for n in line.split("states: ")[1].split(" pairs")[0].split(" of "))
     assert cached == total > 0 and line.endswith(", 0 to compute"), line
-    Judge(encoder, *read_judge(tmp_path / "judge"))
+    (tagged,) = [x for x in run.stdout.splitlines() if "tags: the answer's tokens found in" in x]
+    found, answering = (int(n) for n in tagged.split("found in ")[1].split(" answering")[0].split(" of "))
+    assert 0 < found <= answering
+    card, tuned = read_judge(tmp_path / "judge")
+    assert "-sp1-" in card.version and not any(name.startswith("head.tag.") for name in tuned)
+    metrics = card.trained["metrics"]
+    assert metrics["last_loss"] < metrics["first_loss"]  # both losses together
+    Judge(encoder, card, tuned)
 
 
 def test_tiny_refuses_to_overwrite_the_shipped_judge() -> None:

@@ -39,9 +39,10 @@ from retrieval.encoder.judge import JUDGE_DIR, Judge, JudgeCard, pair_ids, read_
 from retrieval.encoder.runtime import E5Encoder, length_groups, session_options
 from retrieval.encoder.weights import Weights
 from train.judge import data
-from train.judge.batches import batches, group_max, pad, unit_batch, units
+from train.judge.batches import batches, group_max, pad, pad_tags, unit_batch, units
 from train.judge.mined import E5Closeness
-from train.judge.model import initial_params, logits, unit_loss
+from train.judge.model import initial_params, logits, logits_and_tokens, tag_loss, unit_loss
+from train.judge.tags import answer_tags
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "bench" / ".cache" / "judge"
@@ -150,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--states", choices=("shared", "alone"), default="shared",
                         help="the lower layers' states in shared runs (the shipped judge's), or each pair alone as the "
                         "service runs it (measured, not shipped: docs/benchmarks.md)")
+    parser.add_argument("--span-weight", type=float, default=0.0, metavar="W",
+                        help="a second loss, W times the first: which of an answering pair's tokens hold its answer "
+                        "(train/judge/tags.py; training only, the shipped graph is the same; 0: none)")
     parser.add_argument("--tiny", action="store_true", help="a few pairs and steps: a smoke run (the tests')")
     parser.add_argument("--cache", type=Path, default=CACHE)
     args = parser.parse_args(argv)
@@ -203,7 +207,13 @@ def main(argv: list[str] | None = None) -> int:
     shape = encoder.model.shape
     layers = range(lower, shape.layers)
 
-    params = {k: jnp.asarray(v) for k, v in initial_params(encoder.model, lower, args.seed, args.adapter).items()}
+    spans = args.span_weight > 0
+    params = {k: jnp.asarray(v) for k, v in initial_params(encoder.model, lower, args.seed, args.adapter, spans).items()}
+    tags = (answer_tags(encoder.tokenizer, [e.pair for e in examples], [e.answer for e in examples], list(lengths))
+            if spans else [None] * len(examples))
+    if spans:
+        _log(f"tags: the answer's tokens found in {sum(t is not None for t in tags)} of {int(labels.sum())} "
+             f"answering pairs")
     rng = np.random.default_rng(args.seed)
     train_units = units(examples, np.flatnonzero(~held))
     per_epoch = len(batches(lengths, train_units, args.batch, np.random.default_rng(0)))
@@ -216,20 +226,23 @@ def main(argv: list[str] | None = None) -> int:
         {k: ("head" if k.startswith("head.") else "layers") for k in params})
     state = optimizer.init(params)
 
-    def loss_fn(p, x, mask, segment, y, real):
-        return unit_loss(logits(p, x, mask, layers=layers, heads=shape.heads, eps=shape.eps), segment, y, real)
+    def loss_fn(p, x, mask, segment, y, real, token_tags, tagged):
+        z, tokens = logits_and_tokens(p, x, mask, layers=layers, heads=shape.heads, eps=shape.eps)
+        loss = unit_loss(z, segment, y, real)
+        return loss + args.span_weight * tag_loss(p, tokens, token_tags, tagged, mask) if spans else loss
 
     @jax.jit
-    def step(p, s, x, mask, segment, y, real):
-        loss, grads = jax.value_and_grad(loss_fn)(p, x, mask, segment, y, real)
+    def step(p, s, x, mask, segment, y, real, token_tags, tagged):
+        loss, grads = jax.value_and_grad(loss_fn)(p, x, mask, segment, y, real, token_tags, tagged)
         updates, s = optimizer.update(grads, s, p)
         return optax.apply_updates(p, updates), s, loss
 
     score = jax.jit(lambda p, x, mask: logits(p, x, mask, layers=layers, heads=shape.heads, eps=shape.eps))
 
     # The graph's version too: a run on another graph's states must not resume this one's checkpoint.
+    span_tag = f"-sp{args.span_weight:g}" if spans else ""
     run_dir = args.cache / (f"run-{digest}{tag}-l{lower}-g{graph.BUILDER_VERSION}-a{args.adapter}-e{args.epochs}"
-                            f"-b{args.batch}-lr{args.lr}-s{args.seed}")
+                            f"-b{args.batch}-lr{args.lr}-s{args.seed}{span_tag}")
     checkpoint = run_dir / "checkpoint.pickle"
     done, losses = 0, []
     if checkpoint.exists() and not args.tiny:
@@ -242,7 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     for number in range(done, total):
         rows, segment, unit_labels, real = unit_batch(train_units, plan[number], labels, args.batch)
         x, mask = pad(states, rows, args.batch)
-        params, state, loss = step(params, state, *map(jnp.asarray, (x, mask, segment, unit_labels, real)))
+        token_tags, tagged = pad_tags(tags, rows, mask.shape)
+        params, state, loss = step(params, state, *map(jnp.asarray, (x, mask, segment, unit_labels, real, token_tags,
+                                                                     tagged)))
         losses.append(float(loss))
         if (number + 1) % 50 == 0 or number + 1 == total:
             rate = (number + 1 - done) * args.batch / (time.perf_counter() - started)
@@ -280,11 +295,13 @@ def main(argv: list[str] | None = None) -> int:
         metrics["nomiracl_groups"] = {"held_out": int(len(best)), "auc_of_best": round(_auc(best, group_labels), 4)}
 
     args.out.mkdir(parents=True, exist_ok=True)
-    tuned = {k: np.asarray(v, np.float16) for k, v in jax.device_get(params).items()}
+    tuned = {k: np.asarray(v, np.float16) for k, v in jax.device_get(params).items()
+             if not k.startswith("head.tag.")}  # the answer-token reading teaches; the judge does not run it
     np.savez_compressed(args.out / "judge.npz", **tuned)
     # The recipe is in the version, and the graph whose states it was trained on: a judge retrained another way
     # must never be read through decision models (or bench caches) fitted on the old one's logits.
-    version = f"judge-{digest[:8]}-l{lower}-a{args.adapter}-e{args.epochs:g}-lr{args.lr:g}{tag}-g{graph.BUILDER_VERSION}"
+    version = (f"judge-{digest[:8]}-l{lower}-a{args.adapter}-e{args.epochs:g}-lr{args.lr:g}{tag}{span_tag}"
+               f"-g{graph.BUILDER_VERSION}")
     previous = json.loads((args.out / "judge.json").read_text(encoding="utf-8")) if (args.out / "judge.json").exists() else {}
     card = JudgeCard(version=version, lower_layers=lower, threshold=float(previous.get("threshold", 0.5)),
                      candidates=int(previous.get("candidates", 4)),

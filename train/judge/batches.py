@@ -47,6 +47,17 @@ def pad(states: list[np.ndarray], batch: np.ndarray, rows: int = 0) -> tuple[np.
     return x, mask
 
 
+def pad_tags(tags: list[np.ndarray | None], batch: np.ndarray, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """``batch``'s answer-token tags padded to ``shape`` (``pad``'s mask's) and whether each row has any."""
+    out = np.zeros(shape, np.float32)
+    tagged = np.zeros(shape[0], np.float32)
+    for row, i in enumerate(batch):
+        if tags[i] is not None:
+            out[row, :len(tags[i])] = tags[i]
+            tagged[row] = 1.0
+    return out, tagged
+
+
 def unit_batch(units: list[np.ndarray], chosen: list[int], labels: np.ndarray, size: int,
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A batch's pairs, each pair's unit (padding rows: unit ``size``, never read), each unit's label and

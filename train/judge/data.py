@@ -62,6 +62,7 @@ class Example:
     language: str
     origin: str  # the set and kind it was built from, e.g. "squad1.1/other-paragraph"
     group: str = ""  # a NoMIRACL group's query id: the label is the group's (its highest logit), not this pair's
+    answer: str = ""  # an answering pair's answer text, where its set gives one (``tags.answer_tags``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +230,7 @@ def qa_examples(name: str, language: str, passages: dict[str, tuple[str, str]], 
             if start < 0 or gold is None:
                 continue
             out.append(Example(Pair(q.text, sentences[gold].text, title, _previous(sentences, gold)), 1.0, language,
-                               f"{name}/answer"))
+                               f"{name}/answer", answer=answer))
             # The gold paragraph's closest other sentence: about the question, most often not its answer.
             for i in _closest(q.text, language, sentences, {gold}, close)[:1]:
                 if not _holds_answer(sentences[i].text + _previous(sentences, i), q.answers):

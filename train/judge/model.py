@@ -20,8 +20,10 @@ HEAD_HIDDEN = 256
 ADAPTER_HEADS = 4  # the adapter layer's attention heads (its width is ``head.in.w``'s rows)
 
 
-def initial_params(model: ModelFile, lower: int, seed: int, adapter: int = 0) -> dict[str, np.ndarray]:
-    """The wheel's layers ``lower`` .. 11, then (``adapter`` > 0) one new layer that wide, then the head."""
+def initial_params(model: ModelFile, lower: int, seed: int, adapter: int = 0, tags: bool = False,
+                   ) -> dict[str, np.ndarray]:
+    """The wheel's layers ``lower`` .. 11, then (``adapter`` > 0) one new layer that wide, then the head (and with
+    ``tags`` the answer-token reading ``tag_loss`` trains)."""
     shape = model.shape
     params: dict[str, np.ndarray] = {}
     cols = {"q": shape.hidden, "k": shape.hidden, "v": shape.hidden, "ao": shape.hidden, "fi": shape.hidden,
@@ -51,6 +53,8 @@ def initial_params(model: ModelFile, lower: int, seed: int, adapter: int = 0) ->
     params["head.h.b"] = np.zeros(HEAD_HIDDEN, np.float32)
     params["head.o.w"] = normal(1, HEAD_HIDDEN)
     params["head.o.b"] = np.zeros(1, np.float32)
+    if tags:
+        params["head.tag.w"], params["head.tag.b"] = normal(1, width), np.zeros(1, np.float32)
     return params
 
 
@@ -82,6 +86,12 @@ def _layer(p: dict[str, jnp.ndarray], n: str, x: jnp.ndarray, bias: jnp.ndarray,
 def logits(p: dict[str, jnp.ndarray], states: jnp.ndarray, mask: jnp.ndarray, *, layers: range, heads: int,
            eps: float) -> jnp.ndarray:
     """The judge's logits [batch] from the lower layers' states [batch, length, hidden] and the mask."""
+    return logits_and_tokens(p, states, mask, layers=layers, heads=heads, eps=eps)[0]
+
+
+def logits_and_tokens(p: dict[str, jnp.ndarray], states: jnp.ndarray, mask: jnp.ndarray, *, layers: range,
+                      heads: int, eps: float) -> tuple[jnp.ndarray, jnp.ndarray]:
+    """The judge's logits [batch] and the tuned layers' token states [batch, length, width] the head reads."""
     x = states
     bias = (1.0 - mask)[:, None, None, :] * -1e9
     for layer in layers:
@@ -90,7 +100,17 @@ def logits(p: dict[str, jnp.ndarray], states: jnp.ndarray, mask: jnp.ndarray, *,
         x = _layer(p, "head.l", _dense(p, "head.in", x), bias, ADAPTER_HEADS, eps)
     mean = (x * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
     features = jnp.concatenate([x[:, 0], mean], axis=-1)
-    return _dense(p, "head.o", jnp.tanh(_dense(p, "head.h", features)))[:, 0]
+    return _dense(p, "head.o", jnp.tanh(_dense(p, "head.h", features)))[:, 0], x
+
+
+def tag_loss(p: dict[str, jnp.ndarray], tokens: jnp.ndarray, tags: jnp.ndarray, tagged: jnp.ndarray,
+             mask: jnp.ndarray) -> jnp.ndarray:
+    """The answer-token loss (``--span-weight``): the mean binary cross-entropy of a linear reading of each token
+    state (``head.tag``, training only: the shipped file leaves it out) against ``tags`` [batch, length], over the
+    real tokens of the ``tagged`` pairs (the answering pairs whose answer was found in their tokens)."""
+    z = _dense(p, "head.tag", tokens)[..., 0]
+    weight = mask * tagged[:, None]
+    return (optax.sigmoid_binary_cross_entropy(z, tags) * weight).sum() / jnp.maximum(weight.sum(), 1.0)
 
 
 def unit_loss(z: jnp.ndarray, segment: jnp.ndarray, labels: jnp.ndarray, real: jnp.ndarray) -> jnp.ndarray:
