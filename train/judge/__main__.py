@@ -153,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
                         "service runs it (measured, not shipped: docs/benchmarks.md)")
     parser.add_argument("--span-weight", type=float, default=0.0, metavar="W",
                         help="a second loss, W times the first: which of an answering pair's tokens hold its answer "
-                        "(train/judge/tags.py; training only, the shipped graph is the same; 0: none; measured, not shipped: "
-                        "docs/benchmarks.md)")
+                        "(train/judge/tags.py; training only, the shipped graph is the same; 0: none; measured, "
+                        "not shipped: docs/benchmarks.md)")
     parser.add_argument("--tiny", action="store_true", help="a few pairs and steps: a smoke run (the tests')")
     parser.add_argument("--cache", type=Path, default=CACHE)
     args = parser.parse_args(argv)
@@ -209,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     layers = range(lower, shape.layers)
 
     spans = args.span_weight > 0
-    params = {k: jnp.asarray(v) for k, v in initial_params(encoder.model, lower, args.seed, args.adapter, spans).items()}
+    params = {k: jnp.asarray(v)
+              for k, v in initial_params(encoder.model, lower, args.seed, args.adapter, spans).items()}
     tags = (answer_tags(encoder.tokenizer, [e.pair for e in examples], [e.answer for e in examples], list(lengths))
             if spans else [None] * len(examples))
     if spans:
