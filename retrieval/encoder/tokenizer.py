@@ -112,12 +112,12 @@ class E5Tokenizer:
         prefix = PREFIXES[mode]
         return self._processor.encode([self.normalize(prefix + text) for text in texts], out_type=str)
 
-    def is_unknown(self, piece: str) -> bool:
-        return self._processor.piece_to_id(piece) == self.unk
+    def piece_width(self, piece: str) -> int:
+        """How many ids ``content_ids`` gives a piece: one, or one per character of an unknown run."""
+        return len(piece) if self._processor.piece_to_id(piece) == self.unk else 1
 
     def _ids(self, pieces: list[str]) -> list[int]:
         out: list[int] = []
         for piece in pieces:
-            token = self._processor.piece_to_id(piece)
-            out.extend([token] * len(piece) if token == self.unk else [token])  # an unknown run's surface
+            out.extend([self._processor.piece_to_id(piece)] * self.piece_width(piece))  # an unknown run's surface
         return out

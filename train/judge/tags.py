@@ -24,15 +24,15 @@ def answer_tags(tokenizer: E5Tokenizer, pairs: list[Pair], answers: list[str], l
     out: list[np.ndarray | None] = []
     for question, candidate, answer, length in zip(questions, pieces, answers, lengths):
         where = _find(candidate, answer, tokenizer, prefix) if answer.strip() else None
-        if where is None or where[1] > _kept(candidate, tokenizer):
+        widths = [tokenizer.piece_width(piece) for piece in candidate]  # ids each piece stands for
+        if where is None or where[1] > _kept(candidate, widths):
             out.append(None)
             continue
         start, end = where
         offset = 1 + min(len(question), QUESTION_TOKENS) + 2  # bos, the question, eos eos
         tags = np.zeros(length, np.float32)
         position, token = 0, 0
-        for piece in candidate:
-            width = len(piece) if tokenizer.is_unknown(piece) else 1  # ids this piece stands for
+        for piece, width in zip(candidate, widths):
             if position < end and position + len(piece) > start and piece != METASPACE:
                 tags[offset + token:offset + token + width] = 1.0
             position += len(piece)
@@ -52,11 +52,11 @@ def _find(pieces: list[str], answer: str, tokenizer: E5Tokenizer, prefix: int) -
     return (at, at + len(wanted)) if at >= 0 and wanted else None
 
 
-def _kept(pieces: list[str], tokenizer: E5Tokenizer) -> int:
+def _kept(pieces: list[str], widths: list[int]) -> int:
     """How many characters of the joined pieces the candidate's ``CANDIDATE_TOKENS`` kept tokens cover."""
     position, token = 0, 0
-    for piece in pieces:
-        token += len(piece) if tokenizer.is_unknown(piece) else 1
+    for piece, width in zip(pieces, widths):
+        token += width
         if token > CANDIDATE_TOKENS:
             break
         position += len(piece)
