@@ -138,14 +138,19 @@ def mtrag_pages(domain: str = "govt") -> Dataset:
 NOMIRACL_LANGUAGES = ("de", "es", "fi", "fr", "id", "zh")
 
 
-def nomiracl(languages: tuple[str, ...] = NOMIRACL_LANGUAGES, per_language: int = 60) -> Dataset:
+NOMIRACL_MORE_LANGUAGES = ("ar", "bn", "fa", "hi", "ko", "sw", "te", "th", "yo")
+TRAIN_DATA = EVAL_DATA.parent / "train"
+
+
+def nomiracl(languages: tuple[str, ...] = NOMIRACL_LANGUAGES, per_language: int = 60, *,
+             base: Path = EVAL_DATA / "nomiracl-six", name: str = "nomiracl") -> Dataset:
     """NoMIRACL: each query sees only its own 10 passages (a channel of its own), the paper's setting.
 
     ``per_language`` queries per language, half from the relevant subset and half from the non-relevant
     one (the first ones in file order). A passage shared by several queries is visible in each of their channels.
     Which passage is the relevant one is not recorded, so ``gold`` is every passage of a relevant query.
+    ``base``: the six shared languages (measured), or the training data's nine others (``nomiracl_more``).
     """
-    base = EVAL_DATA / "nomiracl-six"
     passages: dict[str, tuple[str, str, str, set[str]]] = {}
     queries = []
     for language in languages:
@@ -155,7 +160,7 @@ def nomiracl(languages: tuple[str, ...] = NOMIRACL_LANGUAGES, per_language: int 
             if taken[answer] >= per_language // 2:
                 continue
             taken[answer] += 1
-            channel = f"nomiracl-{row['query_id']}"
+            channel = f"nomiracl-{language}-{row['query_id']}"  # ids repeat across languages
             for p in row["passages"]:
                 doc_id = f"{language}:{p['docid']}"
                 passages.setdefault(doc_id, (p["title"], p["text"], language, set()))[3].add(channel)
@@ -165,4 +170,10 @@ def nomiracl(languages: tuple[str, ...] = NOMIRACL_LANGUAGES, per_language: int 
     documents = [Document(document_id=doc_id, title=title, blocks=(Block(BlockKind.PARAGRAPH, text),),
                           source=f"eval:{doc_id}", visibility=tuple(sorted(channels)))
                  for doc_id, (title, text, _language, channels) in passages.items()]
-    return Dataset(f"nomiracl-{per_language}", "multi", documents, queries)
+    return Dataset(f"{name}-{per_language}", "multi", documents, queries)
+
+
+def nomiracl_more(per_language: int = 150) -> Dataset:
+    """NoMIRACL's nine other languages (``../shared/eval/train/nomiracl-more``): the same setting, for fitting
+    what the six shared languages are measured on."""
+    return nomiracl(NOMIRACL_MORE_LANGUAGES, per_language, base=TRAIN_DATA / "nomiracl-more", name="nomiracl-more")
