@@ -46,13 +46,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.data import EVAL_DATA as EVAL  # where ../shared's sets are: bench.data says, for both
+from bench.data import TRAIN_DATA as TRAIN
 from bot.answer.lexical import content_terms, share
 from retrieval.encoder.judge import Pair
 from retrieval.sentences import Sentence, split_sentences
-
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-TRAIN = SHARED / "eval" / "train"
-EVAL = SHARED / "eval" / "data"
 
 
 @dataclass(frozen=True, slots=True)
