@@ -5,6 +5,7 @@ the group's highest logit; groups are batched whole."""
 from __future__ import annotations
 
 import math
+import random
 
 import jax.numpy as jnp
 import numpy as np
@@ -90,3 +91,28 @@ def test_batches_hold_whole_groups_within_their_size_and_every_unit_once() -> No
         for row, unit in zip(rows, segment):
             assert row in units[chosen[unit]] and unit_labels[unit] == labels[units[chosen[unit]][0]]
         assert set(segment[len(rows):]) <= {8} and not real[8]
+
+
+def _shape(pairs: list[data.Example]) -> tuple[int, int, int]:
+    """Per language (the same in each): non-relevant queries given as negatives, relevant and non-relevant groups."""
+    by_language: dict[str, list[set[str]]] = {}
+    for e in pairs:
+        kinds = by_language.setdefault(e.language, [set(), set(), set()])
+        if e.group:
+            kinds[1 if e.label else 2].add(e.group)
+        else:
+            assert e.origin == "nomiracl-more/non-relevant" and e.label == 0.0
+            kinds[0].add(e.pair.question)
+    shapes = {tuple(len(k) for k in kinds) for kinds in by_language.values()}
+    assert len(by_language) == 9 and len(shapes) == 1  # the nine languages, each alike
+    return shapes.pop()
+
+
+@pytest.mark.parametrize(("groups", "beside", "shape"), [
+    (0, None, (3, 0, 0)),  # the shipped recipe: negatives only
+    (4, None, (0, 3, 3)),  # groups in place of the negatives, as many queries of each subset
+    (4, 1, (3, 1, 1)),  # the negatives kept, and groups of one query of each subset beside them
+])
+def test_nomiracl_gives_negatives_groups_or_both(groups: int, beside: int | None,
+                                                 shape: tuple[int, int, int]) -> None:
+    assert _shape(data.nomiracl_pairs(random.Random(5), 3, groups, beside)) == shape

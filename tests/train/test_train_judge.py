@@ -83,3 +83,9 @@ def test_groups_larger_than_a_batch_are_refused_before_any_work(tmp_path: Path) 
     run = _train("--nomiracl-groups", "9", "--out", str(tmp_path / "judge"), "--cache", str(tmp_path / "cache"))
     assert run.returncode == 2 and "--nomiracl-groups 9 is more than a batch holds" in run.stderr
     assert not (tmp_path / "cache").exists()
+
+
+def test_groups_beside_the_negatives_without_a_group_size_are_refused(tmp_path: Path) -> None:
+    run = _train("--nomiracl-groups-beside", "80", "--out", str(tmp_path / "judge"), "--cache", str(tmp_path / "cache"))
+    assert run.returncode == 2 and "--nomiracl-groups-beside needs --nomiracl-groups K" in run.stderr
+    assert not (tmp_path / "cache").exists()

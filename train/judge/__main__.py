@@ -144,6 +144,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="NoMIRACL-more as one group of K candidates a query, both subsets, the loss on each "
                         "group's highest logit (train/judge/data.py says why); 0: its non-relevant queries' two "
                         "closest sentences as negatives")
+    parser.add_argument("--nomiracl-groups-beside", type=int, default=None, metavar="N",
+                        help="with --nomiracl-groups: groups of only N queries a language and subset, beside the "
+                        "non-relevant queries' negatives rather than in their place (measured, not shipped: "
+                        "docs/benchmarks.md)")
     parser.add_argument("--mined-by", choices=("terms", "e5"), default="terms",
                         help="how the QA sets' hard negatives are ranked: by the share of the question's terms they "
                         "hold, or as the service ranks its quotes (e5 similarity and its term bonus, among every "
@@ -166,10 +170,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.nomiracl_groups > args.batch:
         parser.error(f"--nomiracl-groups {args.nomiracl_groups} is more than a batch holds: at most --batch "
                      f"({args.batch}{', as --tiny sets it' if args.tiny else ''})")
+    if args.nomiracl_groups_beside is not None and not args.nomiracl_groups:
+        parser.error("--nomiracl-groups-beside needs --nomiracl-groups K: how many candidates a group holds")
     sizes = (data.Sizes(squad=24, jaquad=12, nomiracl=2, fit_sets=4) if args.tiny
              else data.Sizes(squad=args.squad, jaquad=args.jaquad))
     # The pairs take minutes to build (sentence splitting): cached by what they are built from.
     grouped = f"g{args.nomiracl_groups}" if args.nomiracl_groups else ""  # absent: the earlier recipes' caches hold
+    if args.nomiracl_groups_beside is not None:
+        grouped += f"b{args.nomiracl_groups_beside}"
     swaps = "s" if args.swapped_names else ""
     mined = "" if args.mined_by == "terms" else f"m{args.mined_by}-{graph.BUILDER_VERSION}"  # e5's: by its graph
     recipe = hashlib.sha1(f"{sizes}{args.seed}{args.easy_negatives}{args.other_paragraph}{grouped}{swaps}{mined}"
@@ -183,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         closeness = E5Closeness(CachedEmbedder(E5Embedder(threads=args.threads))) if args.mined_by == "e5" else None
         try:
             examples = data.examples(sizes, seed=args.seed, easy=args.easy_negatives, others=args.other_paragraph,
-                                     groups=args.nomiracl_groups, swaps=args.swapped_names, closeness=closeness)
+                                     groups=args.nomiracl_groups,
+                                     beside=args.nomiracl_groups_beside, swaps=args.swapped_names, closeness=closeness)
         finally:
             if closeness is not None:
                 closeness.close()

@@ -29,7 +29,9 @@ these ten passages answers it" or "none does" — and which passage is relevant 
 (both subsets) gives one *group*: the closest sentence of each of its ``groups`` closest passages, labelled with
 the query's label, and the training loss reads the group's highest logit (answer when some candidate answers;
 abstain when none does: the near-miss case in nine languages, with its answerable twin, which the negatives alone
-never showed: they taught that those languages never answer).
+never showed: they taught that those languages never answer). Read so in place of the non-relevant queries'
+negatives, the groups cost the QA sets' pair-level reading more than they gave (docs/benchmarks.md); ``beside``
+(``--nomiracl-groups-beside N``) keeps those negatives and adds groups of only N queries a language and subset.
 """
 
 from __future__ import annotations
@@ -343,6 +345,15 @@ def nomiracl_groups(rng: random.Random, limit: int | None, size: int) -> list[Ex
     return out
 
 
+def nomiracl_pairs(rng: random.Random, limit: int | None, groups: int = 0, beside: int | None = None) -> list[Example]:
+    """NoMIRACL-more's pairs: its non-relevant queries' negatives (``groups`` 0), its queries as groups of that many
+    candidates in their place, or (``beside``) the negatives and groups of that many queries a language and subset."""
+    out = nomiracl_examples(rng, limit) if not groups or beside is not None else []
+    if groups:
+        out += nomiracl_groups(rng, limit if beside is None else beside, groups)
+    return out
+
+
 def fit_half(passages: dict[str, tuple[str, str]]) -> set[str]:
     """The passages of the FIT half of a shared set's articles: ``bench.answers.fit_passages``'s rule."""
     titles = set(sorted({title for title, _ in passages.values()})[::2])
@@ -350,10 +361,11 @@ def fit_half(passages: dict[str, tuple[str, str]]) -> set[str]:
 
 
 def examples(sizes: Sizes = Sizes(), seed: int = 13, easy: bool = False, others: int = 1, groups: int = 0,
-             swaps: bool = False, closeness: Closeness | None = None) -> list[Example]:
+             beside: int | None = None, swaps: bool = False, closeness: Closeness | None = None) -> list[Example]:
     """Every source's pairs, shuffled; ``groups`` > 0: NoMIRACL as groups of that many candidates a query (both
-    subsets), in place of its non-relevant queries' single negatives; ``closeness``: how the QA sets' hard negatives
-    are ranked (``qa_examples``; NoMIRACL's stay ranked by terms)."""
+    subsets), in place of its non-relevant queries' single negatives — or, with ``beside``, as well as them, from
+    that many queries a language and subset; ``closeness``: how the QA sets' hard negatives are ranked
+    (``qa_examples``; NoMIRACL's stay ranked by terms)."""
     rng = random.Random(seed)
     out = []
     passages, questions = read_qa(TRAIN / "squad1.1-train")
@@ -367,7 +379,7 @@ def examples(sizes: Sizes = Sizes(), seed: int = 13, easy: bool = False, others:
         fit = fit_half(passages)
         out += qa_examples(name, language, passages, [q for q in questions if q.passage in fit], rng, sizes.fit_sets,
                            easy, others, swaps, closeness)
-    out += nomiracl_groups(rng, sizes.nomiracl, groups) if groups else nomiracl_examples(rng, sizes.nomiracl)
+    out += nomiracl_pairs(rng, sizes.nomiracl, groups, beside)
     rng.shuffle(out)
     return out
 
