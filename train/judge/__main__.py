@@ -191,8 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         closeness = E5Closeness(CachedEmbedder(E5Embedder(threads=args.threads))) if args.mined_by == "e5" else None
         try:
             examples = data.examples(sizes, seed=args.seed, easy=args.easy_negatives, others=args.other_paragraph,
-                                     groups=args.nomiracl_groups,
-                                     beside=args.nomiracl_groups_beside, swaps=args.swapped_names, closeness=closeness)
+                                     groups=args.nomiracl_groups, beside=args.nomiracl_groups_beside,
+                                     swaps=args.swapped_names, closeness=closeness)
         finally:
             if closeness is not None:
                 closeness.close()

@@ -31,7 +31,8 @@ the query's label, and the training loss reads the group's highest logit (answer
 abstain when none does: the near-miss case in nine languages, with its answerable twin, which the negatives alone
 never showed: they taught that those languages never answer). Read so in place of the non-relevant queries'
 negatives, the groups cost the QA sets' pair-level reading more than they gave (docs/benchmarks.md); ``beside``
-(``--nomiracl-groups-beside N``) keeps those negatives and adds groups of only N queries a language and subset.
+(``--nomiracl-groups-beside N``) keeps those negatives and adds groups of only N queries a language and subset; it
+lost on FIT too.
 """
 
 from __future__ import annotations
