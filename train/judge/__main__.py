@@ -133,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--squad", type=int, default=data.Sizes().squad)
     parser.add_argument("--jaquad", type=int, default=data.Sizes().jaquad)
+    parser.add_argument("--nomiracl", type=int, default=data.Sizes().nomiracl, metavar="N",
+                        help="NoMIRACL-more queries a language and subset (default: all; 0: none, so the judge meets "
+                        "its nine languages only through e5's transfer, as it meets German or Indonesian)")
     parser.add_argument("--easy-negatives", action=argparse.BooleanOptionalAction, default=True,
                         help="one easy negative per question too (train/judge/data.py says why)")
     parser.add_argument("--other-paragraph", type=int, default=2, metavar="N",
@@ -173,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.nomiracl_groups_beside is not None and not args.nomiracl_groups:
         parser.error("--nomiracl-groups-beside needs --nomiracl-groups K: how many candidates a group holds")
     sizes = (data.Sizes(squad=24, jaquad=12, nomiracl=2, fit_sets=4) if args.tiny
-             else data.Sizes(squad=args.squad, jaquad=args.jaquad))
+             else data.Sizes(squad=args.squad, jaquad=args.jaquad, nomiracl=args.nomiracl))
     # The pairs take minutes to build (sentence splitting): cached by what they are built from.
     grouped = f"g{args.nomiracl_groups}" if args.nomiracl_groups else ""  # absent: the earlier recipes' caches hold
     if args.nomiracl_groups_beside is not None:
