@@ -79,13 +79,12 @@ def test_tiny_refuses_to_overwrite_the_shipped_judge() -> None:
     assert run.returncode == 2 and "--tiny would overwrite the shipped judge" in run.stderr
 
 
-def test_groups_larger_than_a_batch_are_refused_before_any_work(tmp_path: Path) -> None:
-    run = _train("--nomiracl-groups", "9", "--out", str(tmp_path / "judge"), "--cache", str(tmp_path / "cache"))
-    assert run.returncode == 2 and "--nomiracl-groups 9 is more than a batch holds" in run.stderr
-    assert not (tmp_path / "cache").exists()
-
-
-def test_groups_beside_the_negatives_without_a_group_size_are_refused(tmp_path: Path) -> None:
-    run = _train("--nomiracl-groups-beside", "80", "--out", str(tmp_path / "judge"), "--cache", str(tmp_path / "cache"))
-    assert run.returncode == 2 and "--nomiracl-groups-beside needs --nomiracl-groups K" in run.stderr
+@pytest.mark.parametrize(("flags", "message"), [
+    (("--nomiracl-groups", "9"), "--nomiracl-groups 9 is more than a batch holds"),
+    (("--nomiracl-groups-beside", "80"), "--nomiracl-groups-beside needs --nomiracl-groups K"),
+])
+def test_group_flags_that_cannot_train_are_refused_before_any_work(tmp_path: Path, flags: tuple[str, str],
+                                                                  message: str) -> None:
+    run = _train(*flags, "--out", str(tmp_path / "judge"), "--cache", str(tmp_path / "cache"))
+    assert run.returncode == 2 and message in run.stderr
     assert not (tmp_path / "cache").exists()
