@@ -647,7 +647,9 @@ def fit_judged_models(judged: dict[int, list[tuple[Row, float]]], version: str, 
 
 def judge_report(models: AbstainModels, all_rows: Sequence[Row], judged: dict[int, list[tuple[Row, float]]], n: int,
                  threshold: float, choice: list[list[object]], version: str, combined: AbstainModels,
-                 combined_choice: list[list[object]], places: Sequence[Place]) -> str:
+                 combined_choice: list[list[object]], places: Sequence[Place], nomiracl_more: bool) -> str:
+    """``nomiracl_more``: whether the judge's recipe took NoMIRACL's nine other languages (its card says)."""
+    more = "NoMIRACL's nine other languages, " if nomiracl_more else ""
     headers = ["set (never fitted)", "should answer / not", "before: answered right / abstained / precision",
                "judge alone: answered right / abstained / precision", "judge + features: answered right",
                "judge + features: abstained", "judge + features: precision", SPAN_HEADER,
@@ -709,7 +711,7 @@ def judge_report(models: AbstainModels, all_rows: Sequence[Row], judged: dict[in
             for m in combined.models if m.judge == version) or "none") + ".",
         "",
         "Every set below was never fitted — neither the judge's training (`train/judge/data.py`: SQuAD 1.1 train, "
-        "JaQuAD train, NoMIRACL's nine other languages, and the FIT halves) nor its threshold. *Before*: the "
+        f"JaQuAD train, {more}and the FIT halves) nor its threshold. *Before*: the "
         "features model above, on the same questions. NoMIRACL's hallucination rate is 1 − abstained, its error "
         "rate 1 − answered.",
         "",
@@ -815,8 +817,9 @@ async def main() -> None:
         with_judge, without = await judged_latency(handle, n)
     finally:
         await handle.close()
+    sizes = card.trained.get("sizes")
     text += "\n\n" + judge_report(models, all_rows, judged, n, threshold, choice, card.version, combined,
-                                  combined_choice, places)
+                                  combined_choice, places, not (isinstance(sizes, dict) and sizes.get("nomiracl") == 0))
     text += (f"\n\nLatency, warm, one question at a time as `serve` runs it (e5 and the judge on one core; "
              f"{len(with_judge)} XQuAD-en questions; {machine_line()}): with the judge reading {n} candidates "
              f"p50 {percentile(with_judge, 50):.0f} ms, p95 {percentile(with_judge, 95):.0f} ms; without it "

@@ -109,7 +109,7 @@ def _shape(pairs: list[data.Example]) -> tuple[int, int, int]:
 
 
 @pytest.mark.parametrize(("groups", "beside", "shape"), [
-    (0, None, (3, 0, 0)),  # the shipped recipe: negatives only
+    (0, None, (3, 0, 0)),  # negatives only (the recipe of the judges before judge-b03d3076: --nomiracl all)
     (4, None, (0, 3, 3)),  # groups in place of the negatives, as many queries of each subset
     (4, 1, (3, 1, 1)),  # the negatives kept, and groups of one query of each subset beside them
 ])
@@ -119,6 +119,7 @@ def test_nomiracl_gives_negatives_groups_or_both(groups: int, beside: int | None
 
 
 def test_no_nomiracl_queries_give_the_judge_no_pairs_in_its_languages() -> None:
-    # --nomiracl 0: the nine languages are met only through e5's transfer (docs/benchmarks.md says why one would)
+    # --nomiracl 0, the shipped recipe: the nine languages are met only through e5's transfer (docs/benchmarks.md
+    # says why: negatives alone taught the judge that they never answer)
     assert data.nomiracl_pairs(random.Random(5), 0) == []
     assert data.nomiracl_pairs(random.Random(5), 0, groups=4, beside=0) == []

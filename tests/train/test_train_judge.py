@@ -82,8 +82,10 @@ def test_tiny_refuses_to_overwrite_the_shipped_judge() -> None:
 @pytest.mark.parametrize(("flags", "message"), [
     (("--nomiracl-groups", "9"), "--nomiracl-groups 9 is more than a batch holds"),
     (("--nomiracl-groups-beside", "80"), "--nomiracl-groups-beside needs --nomiracl-groups K"),
+    (("--nomiracl", "some"), "'some' is not a count: give a whole number or 'all'"),
+    (("--nomiracl", "-1"), "-1 is below 0: give a whole number or 'all'"),
 ])
-def test_group_flags_that_cannot_train_are_refused_before_any_work(tmp_path: Path, flags: tuple[str, str],
+def test_flags_that_cannot_train_are_refused_before_any_work(tmp_path: Path, flags: tuple[str, str],
                                                                   message: str) -> None:
     run = _train(*flags, "--out", str(tmp_path / "judge"), "--cache", str(tmp_path / "cache"))
     assert run.returncode == 2 and message in run.stderr

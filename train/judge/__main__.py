@@ -120,6 +120,19 @@ def _auc(scores: np.ndarray, labels: np.ndarray) -> float:
     return float((ranks[:len(positive)].sum() - len(positive) * (len(positive) + 1) / 2) / (len(positive) * len(negative)))
 
 
+def _count(text: str) -> int | None:
+    """A count of queries, or 'all' (None: no limit)."""
+    if text == "all":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count: give a whole number or 'all'") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is below 0: give a whole number or 'all'")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=JUDGE_DIR, help="folder to write judge.npz and judge.json")
@@ -133,9 +146,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--squad", type=int, default=data.Sizes().squad)
     parser.add_argument("--jaquad", type=int, default=data.Sizes().jaquad)
-    parser.add_argument("--nomiracl", type=int, default=data.Sizes().nomiracl, metavar="N",
-                        help="NoMIRACL-more queries a language and subset (default: all; 0: none, so the judge meets "
-                        "its nine languages only through e5's transfer, as it meets German or Indonesian)")
+    parser.add_argument("--nomiracl", type=_count, default=data.Sizes().nomiracl, metavar="N",
+                        help="NoMIRACL-more queries a language and subset whose non-relevant passages give negatives "
+                        "(default 0: none, so the judge meets its nine languages only through e5's transfer, as it "
+                        "meets German or Indonesian; negatives alone taught it those languages never answer; 'all': "
+                        "every query, the recipe of the judges before judge-b03d3076)")
     parser.add_argument("--easy-negatives", action=argparse.BooleanOptionalAction, default=True,
                         help="one easy negative per question too (train/judge/data.py says why)")
     parser.add_argument("--other-paragraph", type=int, default=2, metavar="N",

@@ -18,7 +18,10 @@ reports). Negatives that teach the hard case — a sentence *about* the question
   entity-swap case of SQuAD 2.0's adversarial questions (a question about something its sentence does not say,
   however close), made from every answerable question instead of the few adversarial ones there are;
 - SQuAD 2.0's adversarial unanswerable questions (FIT half): their paragraph's closest sentences;
-- NoMIRACL's all-non-relevant queries (nine languages, human-judged): their passages' closest sentences.
+- with ``Sizes.nomiracl`` > 0 (``--nomiracl N``; the shipped recipe takes none): NoMIRACL's all-non-relevant
+  queries (nine languages, human-judged), their passages' closest sentences. Negatives only, in languages that
+  nothing else teaches, they taught a shortcut, not the near miss: the judge learned those nine languages as
+  "never answers" (relevant and non-relevant queries alike read 0.002-0.003; docs/benchmarks.md).
 A negative whose sentence or previous sentence holds the question's answer text is dropped (it may answer).
 "Closest" is by the share of the question's terms a sentence holds, unless a ``Closeness`` is given
 (``--mined-by e5``: ``mined.E5Closeness``, the composer's own score, which ranks the QA sets' negatives — the
@@ -72,7 +75,7 @@ class Sizes:
 
     squad: int | None = 9000
     jaquad: int | None = 9000
-    nomiracl: int | None = None
+    nomiracl: int | None = 0  # NoMIRACL-more queries a language and subset (0: none; the module says why)
     fit_sets: int | None = None  # per shared FIT half
 
 
