@@ -4,6 +4,7 @@ the group's highest logit; groups are batched whole."""
 
 from __future__ import annotations
 
+import argparse
 import math
 import random
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 from train.judge import data
+from train.judge.__main__ import sizes_for
 from train.judge.batches import batches, unit_batch
 from train.judge.model import unit_loss
 
@@ -123,3 +125,18 @@ def test_no_nomiracl_queries_give_the_judge_no_pairs_in_its_languages() -> None:
     # says why: negatives alone taught the judge that they never answer)
     assert data.nomiracl_pairs(random.Random(5), 0) == []
     assert data.nomiracl_pairs(random.Random(5), 0, groups=4, beside=0) == []
+
+
+# (the flags given, NoMIRACL-more queries a language and subset: None is every one)
+@pytest.mark.parametrize(("flags", "queries"), [
+    ({}, 0),  # the shipped recipe
+    ({"nomiracl": 3}, 3),
+    ({"nomiracl": None}, None),  # --nomiracl all: the recipe before judge-b03d3076
+    ({"nomiracl_groups": 6}, None),  # the group recipes, as they were measured: their cards' commands still hold
+    ({"nomiracl_groups": 6, "nomiracl": 80}, 80),
+])
+def test_nomiracl_more_is_left_out_unless_asked_for_or_read_as_groups(flags: dict[str, object],
+                                                                      queries: int | None) -> None:
+    # as argparse leaves them: --nomiracl is absent from the namespace unless given
+    args = argparse.Namespace(**{"tiny": False, "squad": 9000, "jaquad": 9000, "nomiracl_groups": 0, **flags})
+    assert sizes_for(args).nomiracl == queries

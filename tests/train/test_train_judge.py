@@ -86,7 +86,7 @@ def test_tiny_refuses_to_overwrite_the_shipped_judge() -> None:
     (("--nomiracl", "-1"), "-1 is below 0: give a whole number or 'all'"),
 ])
 def test_flags_that_cannot_train_are_refused_before_any_work(tmp_path: Path, flags: tuple[str, str],
-                                                                  message: str) -> None:
+                                                            message: str) -> None:
     run = _train(*flags, "--out", str(tmp_path / "judge"), "--cache", str(tmp_path / "cache"))
     assert run.returncode == 2 and message in run.stderr
     assert not (tmp_path / "cache").exists()

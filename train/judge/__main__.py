@@ -133,6 +133,15 @@ def _count(text: str) -> int | None:
     return value
 
 
+def sizes_for(args: argparse.Namespace) -> data.Sizes:
+    """How many questions each source gives. Without ``--nomiracl``: none of NoMIRACL-more's, but every query where
+    ``--nomiracl-groups`` reads them (as its recipes were measured, so their cards' commands still make them)."""
+    if args.tiny:
+        return data.Sizes(squad=24, jaquad=12, nomiracl=2, fit_sets=4)
+    nomiracl = getattr(args, "nomiracl", None if args.nomiracl_groups else data.Sizes().nomiracl)
+    return data.Sizes(squad=args.squad, jaquad=args.jaquad, nomiracl=nomiracl)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=JUDGE_DIR, help="folder to write judge.npz and judge.json")
@@ -146,11 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--squad", type=int, default=data.Sizes().squad)
     parser.add_argument("--jaquad", type=int, default=data.Sizes().jaquad)
-    parser.add_argument("--nomiracl", type=_count, default=data.Sizes().nomiracl, metavar="N",
+    parser.add_argument("--nomiracl", type=_count, default=argparse.SUPPRESS, metavar="N",
                         help="NoMIRACL-more queries a language and subset whose non-relevant passages give negatives "
                         "(default 0: none, so the judge meets its nine languages only through e5's transfer, as it "
                         "meets German or Indonesian; negatives alone taught it those languages never answer; 'all': "
-                        "every query, the recipe of the judges before judge-b03d3076)")
+                        "every query, the recipe of the judges before judge-b03d3076, and the default with "
+                        "--nomiracl-groups, as its recipes were measured)")
     parser.add_argument("--easy-negatives", action=argparse.BooleanOptionalAction, default=True,
                         help="one easy negative per question too (train/judge/data.py says why)")
     parser.add_argument("--other-paragraph", type=int, default=2, metavar="N",
@@ -190,8 +200,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"({args.batch}{', as --tiny sets it' if args.tiny else ''})")
     if args.nomiracl_groups_beside is not None and not args.nomiracl_groups:
         parser.error("--nomiracl-groups-beside needs --nomiracl-groups K: how many candidates a group holds")
-    sizes = (data.Sizes(squad=24, jaquad=12, nomiracl=2, fit_sets=4) if args.tiny
-             else data.Sizes(squad=args.squad, jaquad=args.jaquad, nomiracl=args.nomiracl))
+    sizes = sizes_for(args)
     # The pairs take minutes to build (sentence splitting): cached by what they are built from.
     grouped = f"g{args.nomiracl_groups}" if args.nomiracl_groups else ""  # absent: the earlier recipes' caches hold
     if args.nomiracl_groups_beside is not None:
