@@ -519,6 +519,7 @@ def report(models: AbstainModels, all_rows: Sequence[Row], follow: list[list[obj
 
 
 JUDGE_CURVE = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+DECISION_CURVE = (0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9)  # the shipped thresholds lie at 0.77-0.86
 
 
 def _judge_rows(all_rows: Sequence[Row], judge: Judge) -> dict[int, list[tuple[Row, float]]]:
@@ -654,7 +655,7 @@ def judge_report(models: AbstainModels, all_rows: Sequence[Row], judged: dict[in
                "judge alone: answered right / abstained / precision", "judge + features: answered right",
                "judge + features: abstained", "judge + features: precision", SPAN_HEADER,
                "nearest fragments hold the right passage (when abstaining)"]
-    shipped, curves = [], []
+    shipped, curves, decision_curves = [], [], []
     rows_n = [(r, p) for r, p in judged[n] if r.split == "report"]
     before = by_group(all_rows, "report")
     for group in by_group([r for r, _ in rows_n], "report"):
@@ -665,6 +666,12 @@ def judge_report(models: AbstainModels, all_rows: Sequence[Row], judged: dict[in
         alone = point(group_rows, probs, threshold)
         both_rows = as_served(combined, version, items, before[group])
         at = point(both_rows, _margins(combined, both_rows, version), 0.0)
+        # ABSTAIN_THRESHOLD replaces each deciding model's own threshold: the shipped decision's curve
+        served = [probability_for(model_for(combined, r, version), r) for r in both_rows]
+        for t in DECISION_CURVE:
+            c = point(both_rows, served, t)
+            decision_curves.append([label(group), t, *map(cell, (c.answered_right, c.abstained, c.precision,
+                                                                  c.span_right))])
         should = sum(1 for r in group_rows if r.should_answer)
         shipped.append([label(group), f"{should} / {len(group_rows) - should}",
                         f"{fmt(old.answered_right)} / {fmt(old.abstained)} / {fmt(old.precision)}",
@@ -717,7 +724,14 @@ def judge_report(models: AbstainModels, all_rows: Sequence[Row], judged: dict[in
         "",
         table(headers, shipped),
         "",
-        "The judge's curve (the same sets at other thresholds; `ABSTAIN_THRESHOLD` sets one):",
+        "The curve of the decision that ships (judge + features, each question decided by its place's model as "
+        "above; `ABSTAIN_THRESHOLD` sets one threshold for every model's probability in place of their own):",
+        "",
+        table(["set", "threshold", "answered right", "abstained", "precision", "quote holds the span"],
+              decision_curves),
+        "",
+        "The judge alone at other thresholds (what decides where no model was fitted with the judge, e.g. a judge "
+        "retrained before `bench.answers` has run; `ABSTAIN_THRESHOLD` sets one there):",
         "",
         table(["set", "threshold", "answered right", "abstained", "precision", "quote holds the span"], curves),
     ])
