@@ -18,7 +18,7 @@ reports). Negatives that teach the hard case — a sentence *about* the question
   entity-swap case of SQuAD 2.0's adversarial questions (a question about something its sentence does not say,
   however close), made from every answerable question instead of the few adversarial ones there are;
 - SQuAD 2.0's adversarial unanswerable questions (FIT half): their paragraph's closest sentences;
-- with ``Sizes.nomiracl`` > 0 (``--nomiracl N``; the shipped recipe takes none): NoMIRACL's all-non-relevant
+- unless ``Sizes.nomiracl`` is 0 (``--nomiracl N``; the shipped recipe takes none): NoMIRACL's all-non-relevant
   queries (nine languages, human-judged), their passages' closest sentences. Negatives only, in languages that
   nothing else teaches, they taught a shortcut, not the near miss: the judge learned those nine languages as
   "never answers" (relevant and non-relevant queries alike read 0.002-0.003; docs/benchmarks.md).
