@@ -1,6 +1,6 @@
 """Answer or abstain, end to end on the shared data: fit the decision, then measure it where it was not fitted.
 
-    python -m bench.answers [--harvest-only] [--keep-model]
+    python -m bench.answers [--harvest-only] [--keep-model | --judge FOLDER]
 
 1. Harvest: every question of each set goes once through the real answer service (e5, Weaviate hybrid,
    local reranker, extractive composer) with no abstain model, so every verified quote is kept; the
@@ -18,6 +18,8 @@
    ships, for its cost: ``SHIPPED_CANDIDATES``); all reported on the REPORT split beside the features model.
 Writes ``bot/answer/abstain_model.json`` (both kinds of model) and the judge's threshold and count into
 ``retrieval/encoder/judge/judge.json`` (unless --keep-model), and docs/benchmarks.md (section "answers").
+``--judge FOLDER`` measures a judge that ``train.judge --out FOLDER`` wrote, as step 4 would ship it (the decision
+refitted with its logit), and prints the report with its question-level AUROC by language; it writes nothing.
 The first run indexes every set and scores every candidate (about 45 minutes on 2 cores of an AMD EPYC: 32 for the
 harvest, 8 for the judge); later runs take a few minutes.
 """
@@ -60,7 +62,7 @@ from bot.answer.query import Turn, standalone_query
 from bot.answer.service import AnswerConfig, AnswerDeps, answer
 from bot.answer.types import Answered, Question
 from retrieval.embedders.local import E5Embedder
-from retrieval.encoder.judge import JUDGE_DIR, Judge, JudgeCard, read_judge
+from retrieval.encoder.judge import JUDGE_DIR, Judge, JudgeCard, JudgeFileError, read_judge
 from retrieval.encoder.runtime import E5Encoder
 from retrieval.judging import LocalJudge
 from retrieval.language import detect_language
@@ -778,16 +780,87 @@ def verbatim_rate(all_rows: Sequence[Row], documents: dict[str, dict[str, str]])
     return ok / checked if checked else float("nan")
 
 
+def judged_by(all_rows: Sequence[Row], judge: tuple[JudgeCard, dict[str, np.ndarray]] | None = None,
+              ) -> tuple[JudgeCard, dict[int, list[tuple[Row, float]]]]:
+    """``judge`` (the shipped one unless given: a card and its tuned tensors) over every row (``_judge_rows``)."""
+    card, tuned = judge or read_judge()
+    encoder = E5Encoder(threads=2)
+    try:
+        return card, _judge_rows(all_rows, Judge(encoder, card, tuned))
+    finally:
+        encoder.close()
+
+
+def took_nomiracl_more(card: JudgeCard) -> bool:
+    """Whether the judge's recipe took NoMIRACL-more's nine languages (cards before ``sizes`` was written did)."""
+    sizes = card.trained.get("sizes")
+    return not (isinstance(sizes, dict) and sizes.get("nomiracl") == 0)
+
+
+QUESTION_LANGUAGES = ("en", "ru", "ja")
+
+
+def question_aucs(judged: Sequence[tuple[Row, float]], models: AbstainModels) -> list[list[object]]:
+    """On the FIT questions that are not thread follow-ups, by language: how well the judge's best probability, and
+    the features model's, tell a right answer (a quote from a gold passage) from the rest (AUROC)."""
+    fit = {id(r.judged) for r in fit_rows([r for r, _ in judged])}
+    out = []
+    for language in QUESTION_LANGUAGES:
+        chosen = [(r, p) for r, p in judged if id(r.judged) in fit and r.language == language and not r.thread]
+        labels = [r.should_answer and r.right for r, _ in chosen]
+        if 0 < sum(labels) < len(labels):
+            features = [probability_for(model_for(models, r), r) for r, _ in chosen]
+            out.append([language, len(chosen), auroc([p for _, p in chosen], labels), auroc(features, labels)])
+    return out
+
+
+def candidate_report(all_rows: Sequence[Row], card: JudgeCard, tuned: dict[str, np.ndarray]) -> str:
+    """A judge that does not ship (yet), measured as ``main`` would ship it: the features models and the judge's
+    decision refitted on FIT, the report on REPORT; what is in the tree is left as it is."""
+    models = fit_models(fit_rows(all_rows))
+    card, judged = judged_by(all_rows, (card, tuned))
+    thresholds, choice = judge_thresholds(judged)
+    combined, combined_choice, places = fit_judged_models(judged, card.version, models, all_rows)
+    n = SHIPPED_CANDIDATES
+    return "\n".join([
+        f"A candidate judge, `{card.version}` (`{card.trained.get('command', '?')}`): measured as it would ship; "
+        "nothing written.",
+        "",
+        judge_report(models, all_rows, judged, n, thresholds[n], choice, card.version, combined, combined_choice,
+                     places, took_nomiracl_more(card)),
+        "",
+        "At the level of a question (FIT, not thread follow-ups): AUROC of a right answer against the rest.",
+        "",
+        table(["language", "questions", "the judge's best probability", "the features model"],
+              question_aucs(judged[n], models)),
+    ])
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--harvest-only", action="store_true", help="run the questions, fit and report nothing")
-    parser.add_argument("--keep-model", action="store_true", help="report the shipped model; do not refit it")
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument("--keep-model", action="store_true", help="report the shipped model; do not refit it")
+    chosen.add_argument("--judge", type=Path, metavar="FOLDER",
+                        help="measure the judge in FOLDER (`python -m train.judge --out FOLDER`) as this bench "
+                             "would ship it, refitted on FIT, and print its report; nothing is written")
     args = parser.parse_args()
+    if args.judge is not None:
+        if not (args.judge / "judge.json").is_file():
+            parser.error(f"--judge {args.judge}: no judge.json there; write one with "
+                         f"`python -m train.judge --out {args.judge}`")
+        try:
+            candidate = read_judge(args.judge)
+        except JudgeFileError as error:
+            parser.error(f"--judge {args.judge}: {error}")
     await harvest()
     if args.harvest_only:
         return
     datasets = load_datasets()
     all_rows = rows(datasets)
+    if args.judge is not None:
+        print(candidate_report(all_rows, *candidate))
+        return
     if args.keep_model:
         models = load_models()
     else:
@@ -804,12 +877,7 @@ async def main() -> None:
     documents = {name: {d.document_id: d.text for d in dataset.documents} for name, dataset in datasets.items()}
     fitted_on = "; ".join(f"{model_name(m)}: {m.trained_on}, threshold {m.threshold}" for m in models.models)
     text = report(models, all_rows, follow, fitted_on, documents)
-    card, tuned = read_judge()
-    encoder = E5Encoder(threads=2)
-    try:
-        judged = _judge_rows(all_rows, Judge(encoder, card, tuned))
-    finally:
-        encoder.close()
+    card, judged = judged_by(all_rows)
     thresholds, choice = judge_thresholds(judged)
     if args.keep_model:
         n, threshold = card.candidates, card.threshold
@@ -831,9 +899,8 @@ async def main() -> None:
         with_judge, without = await judged_latency(handle, n)
     finally:
         await handle.close()
-    sizes = card.trained.get("sizes")
     text += "\n\n" + judge_report(models, all_rows, judged, n, threshold, choice, card.version, combined,
-                                  combined_choice, places, not (isinstance(sizes, dict) and sizes.get("nomiracl") == 0))
+                                  combined_choice, places, took_nomiracl_more(card))
     text += (f"\n\nLatency, warm, one question at a time as `serve` runs it (e5 and the judge on one core; "
              f"{len(with_judge)} XQuAD-en questions; {machine_line()}): with the judge reading {n} candidates "
              f"p50 {percentile(with_judge, 50):.0f} ms, p95 {percentile(with_judge, 95):.0f} ms; without it "

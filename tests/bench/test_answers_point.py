@@ -8,21 +8,8 @@ import math
 
 import pytest
 
-from bench import data
-from bench.answering import Judged
-from bench.answers import Point, Row, point, spans
-from bot.answer.service import AnswerResult, Route
-from bot.answer.types import NoSupport, NoSupportReason, Question
-from tests.answer.builders import source
-
-
-def _row(should_answer: bool, right: bool, has_span: bool) -> Row:
-    src = source("S1", "The reset link is valid for 60 minutes.", title="Help", section="FAQ")
-    result = AnswerResult(Question("q"), "q", "en", NoSupport(NoSupportReason.LOW_EVIDENCE, (src,)), (), (src,), (),
-                          None, None, Route("e5", "local", "extractive"), {"total": 1.0})
-    query = data.Query("q", "q", frozenset({src.chunk.document_id}), ("60 minutes",), should_answer)
-    return Row("xquad-en", "xquad-en", "report", "en", False, [], True, should_answer, right, has_span,
-               Judged(query, result, not should_answer))
+from bench.answers import Point, point, spans
+from tests.bench.builders import row
 
 
 # (should answer, right, holds the span, probability): three answerable questions and two that are not.
@@ -38,7 +25,7 @@ NAN = float("nan")
     (0.95, (0.0, 1.0, NAN, 0.0, NAN)),  # nothing answered: no precision, no span of the answered
 ])
 def test_a_groups_figures_at_a_threshold(threshold: float, expected: tuple[float, ...]) -> None:
-    rows = [_row(*r[:3]) for r in GROUP]
+    rows = [row(*r[:3]) for r in GROUP]
     p = point(rows, [r[3] for r in GROUP], threshold)
     got = (p.answered_right, p.abstained, p.precision, p.span_right, p.span_of_answered)
     for g, e in zip(got, expected, strict=True):

@@ -44,6 +44,9 @@ def test_a_tiny_training_lowers_its_loss_and_writes_a_judge_the_bot_loads(
     # Named by the graph its states came from: retrained on another graph's, decision models fitted on this one's
     # logits are never applied to it.
     assert card["version"].endswith(f"-g{BUILDER_VERSION}")
+    # The batch (--tiny's 8, not the shipped 32) is named too: the same pairs trained another way are another judge,
+    # whose served scores no bench cache of the shipped one may stand in for.
+    assert "-b8-" in card["version"]
     assert metrics["nomiracl_groups"]["held_out"] > 0  # groups held out whole, scored by their best candidate
     judge = Judge(encoder, *read_judge(out))
     probabilities = judge.probabilities([Pair("How long is the link valid?", "The link is valid for 60 minutes."),
