@@ -1,6 +1,6 @@
 """Answer or abstain, end to end on the shared data: fit the decision, then measure it where it was not fitted.
 
-    python -m bench.answers [--harvest-only] [--keep-model | --judge FOLDER]
+    python -m bench.answers [--harvest-only | --keep-model | --judge FOLDER]
 
 1. Harvest: every question of each set goes once through the real answer service (e5, Weaviate hybrid,
    local reranker, extractive composer) with no abstain model, so every verified quote is kept; the
@@ -17,9 +17,11 @@
    scored (``judge_rows.COUNTS``), the decision models refitted with its logit as one more feature (one candidate
    ships, for its cost: ``SHIPPED_CANDIDATES``); all reported on the REPORT split beside the features model.
 Writes ``bot/answer/abstain_model.json`` (both kinds of model) and the judge's threshold and count into
-``retrieval/encoder/judge/judge.json`` (unless --keep-model), and docs/benchmarks.md (section "answers").
+``retrieval/encoder/judge/judge.json`` (unless --keep-model), and docs/benchmarks.md (section "answers");
+--harvest-only and --judge write none of them.
 ``--judge FOLDER`` measures a judge that ``train.judge --out FOLDER`` wrote, as step 4 would ship it (the decision
-refitted with its logit), and prints the report with its question-level AUROC by language; it writes nothing.
+refitted with its logit), and prints the report with its question-level AUROC by language; it writes nothing in
+the tree (its scores are cached, by version and weights, beside the shipped judge's).
 The first run indexes every set and scores every candidate (about 45 minutes on 2 cores of an AMD EPYC: 32 for the
 harvest, 8 for the judge); later runs take a few minutes.
 """
@@ -801,12 +803,14 @@ QUESTION_LANGUAGES = ("en", "ru", "ja")
 
 
 def question_aucs(judged: Sequence[tuple[Row, float]], models: AbstainModels) -> list[list[object]]:
-    """On the FIT questions that are not thread follow-ups, by language: how well the judge's best probability, and
-    the features model's, tell a right answer (a quote from a gold passage) from the rest (AUROC)."""
-    fit = {id(r.judged) for r in fit_rows([r for r, _ in judged])}
+    """By language, on the questions the judged decision is fitted on (``fit_rows`` of the judged rows: FIT, a
+    verified quote from the judge) that are not thread follow-ups: how well the judge's best probability, and the
+    features model's, tell the judge's quote being right (from a gold passage, where one should answer) from the
+    rest (AUROC). Both read the same label, the judge's quote's, so the two columns compare."""
+    fit, probabilities = _fit_part(judged)
     out = []
     for language in QUESTION_LANGUAGES:
-        chosen = [(r, p) for r, p in judged if id(r.judged) in fit and r.language == language and not r.thread]
+        chosen = [(r, p) for r, p in zip(fit, probabilities) if r.language == language and not r.thread]
         labels = [r.should_answer and r.right for r, _ in chosen]
         if 0 < sum(labels) < len(labels):
             features = [probability_for(model_for(models, r), r) for r, _ in chosen]
@@ -824,12 +828,13 @@ def candidate_report(all_rows: Sequence[Row], card: JudgeCard, tuned: dict[str, 
     n = SHIPPED_CANDIDATES
     return "\n".join([
         f"A candidate judge, `{card.version}` (`{card.trained.get('command', '?')}`): measured as it would ship; "
-        "nothing written.",
+        "nothing in the tree written.",
         "",
         judge_report(models, all_rows, judged, n, thresholds[n], choice, card.version, combined, combined_choice,
                      places, took_nomiracl_more(card)),
         "",
-        "At the level of a question (FIT, not thread follow-ups): AUROC of a right answer against the rest.",
+        "At the level of a question (FIT, not thread follow-ups): AUROC of the judge's quote being right against "
+        "the rest.",
         "",
         table(["language", "questions", "the judge's best probability", "the features model"],
               question_aucs(judged[n], models)),
@@ -838,12 +843,13 @@ def candidate_report(all_rows: Sequence[Row], card: JudgeCard, tuned: dict[str, 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--harvest-only", action="store_true", help="run the questions, fit and report nothing")
     chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument("--harvest-only", action="store_true", help="run the questions, fit and report nothing")
     chosen.add_argument("--keep-model", action="store_true", help="report the shipped model; do not refit it")
     chosen.add_argument("--judge", type=Path, metavar="FOLDER",
                         help="measure the judge in FOLDER (`python -m train.judge --out FOLDER`) as this bench "
-                             "would ship it, refitted on FIT, and print its report; nothing is written")
+                             "would ship it, refitted on FIT, and print its report; nothing in the tree is written "
+                             "(its scores are cached under bench/.cache/answers/)")
     args = parser.parse_args()
     if args.judge is not None:
         if not (args.judge / "judge.json").is_file():
@@ -852,7 +858,8 @@ async def main() -> None:
         try:
             candidate = read_judge(args.judge)
         except JudgeFileError as error:
-            parser.error(f"--judge {args.judge}: {error}")
+            parser.error(f"--judge {args.judge}: {error.problem}; write it again with "
+                         f"`python -m train.judge --out {args.judge}`")
     await harvest()
     if args.harvest_only:
         return

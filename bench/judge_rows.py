@@ -39,8 +39,8 @@ COUNTS = (1,)
 def score(harvested: Sequence[Harvested], judge: Judge, name: str, count: int, threads: int = 2,
           cache: Path = CACHE / "answers") -> list[list[float]]:
     """Each question's first ``count`` candidates' probabilities, the candidates of a question in one run of their
-    own (cached in ``cache`` by set, judge version and count)."""
-    path = cache / f"judge-{judge.version}-{name}-served{count}.pickle"
+    own (cached in ``cache`` by set, judge version and weights, and count)."""
+    path = cache / f"judge-{judge.version}-{judge.weights[:12]}-{name}-served{count}.pickle"
     if path.exists():
         with open(path, "rb") as handle:
             return pickle.load(handle)  # our own cache, written below

@@ -35,7 +35,12 @@ CONTEXT_TOKENS = 40  # its title and previous sentence's (the previous sentence'
 
 
 class JudgeFileError(RetrievalError):
-    """The judge's file is missing or unreadable: the message says which and what to do."""
+    """The judge's file is missing or unreadable: the message says which and what to do (``problem``: which, for a
+    caller whose advice differs, as a judge in a folder of its own is written again differently)."""
+
+    def __init__(self, problem: str, advice: str = "reinstall verbatim or rebuild it with `python -m train.judge`"):
+        super().__init__(f"{problem}; {advice}")
+        self.problem = problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +88,7 @@ class JudgeCard:
                        threshold=float(data["threshold"]), candidates=int(data["candidates"]),
                        trained=dict(data.get("trained", {})))
         except (OSError, ValueError, KeyError, TypeError) as error:
-            raise JudgeFileError(f"cannot read the judge's card {path} ({type(error).__name__}: {error}); "
-                                 "reinstall verbatim or rebuild it with `python -m train.judge`") from error
+            raise JudgeFileError(f"cannot read the judge's card {path} ({type(error).__name__}: {error})") from error
 
     def to_json(self) -> dict[str, object]:
         return {"version": self.version, "lower_layers": self.lower_layers, "threshold": self.threshold,
@@ -97,7 +101,7 @@ def read_tuned(path: Path) -> dict[str, np.ndarray]:
         with np.load(path, allow_pickle=False) as archive:
             return {name: archive[name].astype(np.float32) for name in archive.files}
     except (OSError, ValueError) as error:
-        raise JudgeFileError(f"cannot read the judge's weights {path} ({error}); "
+        raise JudgeFileError(f"cannot read the judge's weights {path} ({error})",
                              "reinstall verbatim or rebuild them with `python -m train.judge`") from error
 
 
@@ -119,9 +123,12 @@ class Judge:
     def __init__(self, encoder: E5Encoder, card: JudgeCard, tuned: dict[str, np.ndarray]) -> None:
         self.card = card
         self.encoder = encoder
+        # The weights' own name: the version names the recipe, and the same recipe run from changed training code
+        # is another judge under the same version (bench caches of its scores are keyed by both).
+        self.weights = _digest(tuned)
         self.session = built.session(
             lambda graph: graph.build_judge(encoder.model, tuned), session_options(), cache_dir=encoder.cache_dir,
-            name=lambda: built.graph_name("judge-int8", encoder.model_digest, _digest(tuned)))
+            name=lambda: built.graph_name("judge-int8", encoder.model_digest, self.weights))
 
     @property
     def version(self) -> str:

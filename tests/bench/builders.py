@@ -11,12 +11,11 @@ from tests.answer.builders import source
 
 
 def row(should_answer: bool, right: bool, has_span: bool, *, language: str = "en", split: str = "report",
-        thread: bool = False, features: list[float] | None = None, answered_elsewhere: bool | None = None) -> Row:
-    """``answered_elsewhere`` defaults to "unanswerable" (what the earlier point tests built)."""
+        thread: bool = False, features: list[float] | None = None) -> Row:
+    """A question that should not be answered is asked with its paragraph removed; its quote holds no answer."""
     src = source("S1", "The reset link is valid for 60 minutes.", title="Help", section="FAQ")
     result = AnswerResult(Question("q"), "q", language, NoSupport(NoSupportReason.LOW_EVIDENCE, (src,)), (), (src,),
                           (), None, None, Route("e5", "local", "extractive"), {"total": 1.0})
     query = data.Query("q", "q", frozenset({src.chunk.document_id}), ("60 minutes",), should_answer)
-    elsewhere = not should_answer if answered_elsewhere is None else answered_elsewhere
     return Row("xquad-en", "xquad-en", split, language, thread, features or [], True, should_answer, right, has_span,
-               Judged(query, result, elsewhere))
+               Judged(query, result, not should_answer))

@@ -67,5 +67,18 @@ def test_each_question_is_scored_as_the_service_scores_it_alone(judge: Judge, tm
 def test_a_second_run_reads_the_cache_of_the_first(judge: Judge, tmp_path: Path) -> None:
     harvested = [_harvested(*asked) for asked in ASKED[:2]]
     first = score(harvested, judge, "test", 1, cache=tmp_path)
-    assert [p.name for p in tmp_path.iterdir()] == [f"judge-{judge.version}-test-served1.pickle"]
+    assert [p.name for p in tmp_path.iterdir()] == [f"judge-{judge.version}-{judge.weights[:12]}-test-served1.pickle"]
     assert score(harvested[:1], judge, "test", 1, cache=tmp_path) == first  # cached: not scored again
+
+
+def test_other_weights_under_the_same_version_are_scored_not_read_from_the_cache(
+        judge: Judge, encoder: E5Encoder, tmp_path: Path) -> None:
+    """The version names a recipe; the same recipe from changed training code is another judge under that name,
+    and a bench that read the first one's cached scores for it would report the first judge as the second."""
+    harvested = [_harvested(*asked) for asked in ASKED[:2]]
+    first = score(harvested, judge, "test", 1, cache=tmp_path)
+    card, tuned = read_judge()
+    other = Judge(encoder, card, {**tuned, "head.o.b": tuned["head.o.b"] + 2.0})  # every logit 2 higher
+    assert other.version == judge.version
+    second = score(harvested, other, "test", 1, cache=tmp_path)
+    assert all(b > a for a, b in zip((p for ps in first for p in ps), (p for ps in second for p in ps)))

@@ -15,6 +15,7 @@ import pytest
 from retrieval.encoder.built import BUILDER_VERSION
 from retrieval.encoder.judge import Judge, Pair, read_judge
 from retrieval.encoder.runtime import E5Encoder
+from train.judge.__main__ import version_name
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,9 +45,7 @@ def test_a_tiny_training_lowers_its_loss_and_writes_a_judge_the_bot_loads(
     # Named by the graph its states came from: retrained on another graph's, decision models fitted on this one's
     # logits are never applied to it.
     assert card["version"].endswith(f"-g{BUILDER_VERSION}")
-    # The batch (--tiny's 8, not the shipped 32) is named too: the same pairs trained another way are another judge,
-    # whose served scores no bench cache of the shipped one may stand in for.
-    assert "-b8-" in card["version"]
+    assert "-b8-" in card["version"]  # --tiny's batch, not the shipped 32 (below)
     assert metrics["nomiracl_groups"]["held_out"] > 0  # groups held out whole, scored by their best candidate
     judge = Judge(encoder, *read_judge(out))
     probabilities = judge.probabilities([Pair("How long is the link valid?", "The link is valid for 60 minutes."),
@@ -93,3 +92,16 @@ def test_flags_that_cannot_train_are_refused_before_any_work(tmp_path: Path, fla
     run = _train(*flags, "--out", str(tmp_path / "judge"), "--cache", str(tmp_path / "cache"))
     assert run.returncode == 2 and message in run.stderr
     assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize(("batch", "tags", "added"), [
+    (32, "", ""),  # the shipped recipe: the very name its decision models were fitted for
+    (8, "", "-b8"),  # the same pairs trained in other batches are another judge
+    (32, "-sp1", "-sp1"),
+    (64, "-alone-sp0.25", "-alone-sp0.25-b64"),
+])
+def test_the_version_names_every_setting_that_trains_another_judge(batch: int, tags: str, added: str) -> None:
+    card, _ = read_judge()
+    digest, epochs, lr = (str(card.trained[k]) for k in ("data_digest", "epochs", "lr"))
+    name = version_name(digest, card.lower_layers, 0, float(epochs), float(lr), batch, tags)
+    assert name == card.version.replace(f"-g{BUILDER_VERSION}", f"{added}-g{BUILDER_VERSION}")

@@ -143,6 +143,15 @@ def sizes_for(args: argparse.Namespace) -> data.Sizes:
     return data.Sizes(squad=args.squad, jaquad=args.jaquad, nomiracl=nomiracl)
 
 
+def version_name(digest: str, lower: int, adapter: int, epochs: float, lr: float, batch: int, tags: str = "") -> str:
+    """The judge's version: its pairs (their digest), the recipe's settings and the graph whose states it was trained
+    on — a judge retrained another way must never be read through decision models fitted on the old one's logits.
+    The shipped recipe's defaults add no tag (``tags``: the states' and the answer-token loss's), so its version
+    stays what its decision models name."""
+    batch_tag = f"-b{batch}" if batch != BATCH else ""
+    return f"judge-{digest[:8]}-l{lower}-a{adapter}-e{epochs:g}-lr{lr:g}{tags}{batch_tag}-g{graph.BUILDER_VERSION}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=JUDGE_DIR, help="folder to write judge.npz and judge.json")
@@ -337,11 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     tuned = {k: np.asarray(v, np.float16) for k, v in jax.device_get(params).items()
              if not k.startswith("head.tag.")}  # the answer-token reading teaches; the judge does not run it
     np.savez_compressed(args.out / "judge.npz", **tuned)
-    # The recipe is in the version, and the graph whose states it was trained on: a judge retrained another way
-    # must never be read through decision models (or bench caches) fitted on the old one's logits.
-    batch_tag = f"-b{args.batch}" if args.batch != BATCH else ""
-    version = (f"judge-{digest[:8]}-l{lower}-a{args.adapter}-e{args.epochs:g}-lr{args.lr:g}{tag}{span_tag}"
-               f"{batch_tag}-g{graph.BUILDER_VERSION}")
+    version = version_name(digest, lower, args.adapter, args.epochs, args.lr, args.batch, tag + span_tag)
     previous = json.loads((args.out / "judge.json").read_text(encoding="utf-8")) if (args.out / "judge.json").exists() else {}
     card = JudgeCard(version=version, lower_layers=lower, threshold=float(previous.get("threshold", 0.5)),
                      candidates=int(previous.get("candidates", 4)),
