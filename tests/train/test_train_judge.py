@@ -76,6 +76,24 @@ def test_another_recipe_reuses_the_cached_states_of_the_pairs_it_shares(
     Judge(encoder, card, tuned)
 
 
+def test_another_order_of_the_batches_trains_another_judge_from_the_same_pairs_and_start(
+        tiny: tuple[Path, Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
+    """``--order-seed``: what a recipe's gain is measured against — the same pairs (no state computed again) and the
+    same first weights, only the batches' order changed; a judge of its own name, whose weights differ."""
+    out, cache, first = tiny
+    assert first.returncode == 0, first.stderr[-2000:]
+    run = _train("--nomiracl-groups", "4", "--order-seed", "5", "--out", str(tmp_path / "judge"), "--cache", str(cache))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert any(x.endswith(", 0 to compute") for x in run.stdout.splitlines())
+    card, tuned = read_judge(tmp_path / "judge")
+    shipped_card, shipped = read_judge(out)
+    assert card.trained["data_digest"] == shipped_card.trained["data_digest"]
+    assert card.trained["order_seed"] == 5 and "order_seed" not in shipped_card.trained
+    assert card.version == shipped_card.version.replace("-b8-", "-o5-b8-")  # --tiny trains in batches of 8
+    assert tuned.keys() == shipped.keys()
+    assert any(not np.array_equal(tuned[k], shipped[k]) for k in tuned)
+
+
 def test_tiny_refuses_to_overwrite_the_shipped_judge() -> None:
     run = _train()
     assert run.returncode == 2 and "--tiny would overwrite the shipped judge" in run.stderr

@@ -161,7 +161,12 @@ def main(argv: list[str] | None = None) -> int:
                         "of 1.5 and 2 at --lr 2e-4 read better on held-out pairs, and why they do not ship)")
     parser.add_argument("--batch", type=int, default=BATCH)
     parser.add_argument("--lr", type=float, default=2e-4, help="the tuned layers' peak rate (the head's is 25x)")
-    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--seed", type=int, default=13, help="picks the pairs, the head's first weights and the "
+                        "order of the batches")
+    parser.add_argument("--order-seed", type=int, default=None, metavar="N",
+                        help="the order of the batches alone (default: --seed): the same pairs and first weights, "
+                        "so two runs differ only as training's chance makes them (docs/benchmarks.md: the spread "
+                        "between such runs, the yardstick for a recipe's gain)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--squad", type=int, default=data.Sizes().squad)
     parser.add_argument("--jaquad", type=int, default=data.Sizes().jaquad)
@@ -262,7 +267,9 @@ def main(argv: list[str] | None = None) -> int:
     if spans:
         _log(f"tags: the answer's tokens found in {sum(t is not None for t in tags)} of {int(labels.sum())} "
              f"answering pairs")
-    rng = np.random.default_rng(args.seed)
+    order = args.seed if args.order_seed is None else args.order_seed
+    order_tag = f"-o{order}" if order != args.seed else ""  # absent: the shipped run's folder and version hold
+    rng = np.random.default_rng(order)
     train_units = units(examples, np.flatnonzero(~held))
     per_epoch = len(batches(lengths, train_units, args.batch, np.random.default_rng(0)))
     total = max(1, int(round(per_epoch * args.epochs))) if not args.tiny else 40
@@ -290,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     # The graph's version too: a run on another graph's states must not resume this one's checkpoint.
     span_tag = f"-sp{args.span_weight:g}" if spans else ""
     run_dir = args.cache / (f"run-{digest}{tag}-l{lower}-g{graph.BUILDER_VERSION}-a{args.adapter}-e{args.epochs}"
-                            f"-b{args.batch}-lr{args.lr}-s{args.seed}{span_tag}")
+                            f"-b{args.batch}-lr{args.lr}-s{args.seed}{order_tag}{span_tag}")
     checkpoint = run_dir / "checkpoint.pickle"
     done, losses = 0, []
     if checkpoint.exists() and not args.tiny:
@@ -346,12 +353,12 @@ def main(argv: list[str] | None = None) -> int:
     tuned = {k: np.asarray(v, np.float16) for k, v in jax.device_get(params).items()
              if not k.startswith("head.tag.")}  # the answer-token reading teaches; the judge does not run it
     np.savez_compressed(args.out / "judge.npz", **tuned)
-    version = version_name(digest, lower, args.adapter, args.epochs, args.lr, args.batch, tag + span_tag)
+    version = version_name(digest, lower, args.adapter, args.epochs, args.lr, args.batch, tag + span_tag + order_tag)
     previous = json.loads((args.out / "judge.json").read_text(encoding="utf-8")) if (args.out / "judge.json").exists() else {}
     card = JudgeCard(version=version, lower_layers=lower, threshold=float(previous.get("threshold", 0.5)),
                      candidates=int(previous.get("candidates", 4)),
                      trained={"command": " ".join(["python -m train.judge", *(argv if argv is not None else sys.argv[1:])]),
-                              "seed": args.seed, "data_digest": digest, "pairs": len(examples), "steps": total,
+                              "seed": args.seed, **({"order_seed": order} if order_tag else {}), "data_digest": digest, "pairs": len(examples), "steps": total,
                               "epochs": args.epochs, "batch": args.batch, "lr": args.lr, "sizes": asdict(sizes), "metrics": metrics,
                               "seconds": round(time.perf_counter() - started)})
     (args.out / "judge.json").write_text(json.dumps(card.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
