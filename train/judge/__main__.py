@@ -146,8 +146,8 @@ def sizes_for(args: argparse.Namespace) -> data.Sizes:
 def version_name(digest: str, lower: int, adapter: int, epochs: float, lr: float, batch: int, tags: str = "") -> str:
     """The judge's version: its pairs (their digest), the recipe's settings and the graph whose states it was trained
     on — a judge retrained another way must never be read through decision models fitted on the old one's logits.
-    The shipped recipe's defaults add no tag (``tags``: the states' and the answer-token loss's), so its version
-    stays what its decision models name."""
+    The shipped recipe's defaults add no tag (``tags``: the states', the answer-token loss's and the batches'
+    order's), so its version stays what its decision models name."""
     batch_tag = f"-b{batch}" if batch != BATCH else ""
     return f"judge-{digest[:8]}-l{lower}-a{adapter}-e{epochs:g}-lr{lr:g}{tags}{batch_tag}-g{graph.BUILDER_VERSION}"
 
@@ -358,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
     card = JudgeCard(version=version, lower_layers=lower, threshold=float(previous.get("threshold", 0.5)),
                      candidates=int(previous.get("candidates", 4)),
                      trained={"command": " ".join(["python -m train.judge", *(argv if argv is not None else sys.argv[1:])]),
-                              "seed": args.seed, **({"order_seed": order} if order_tag else {}), "data_digest": digest, "pairs": len(examples), "steps": total,
+                              "seed": args.seed, **({"order_seed": order} if order_tag else {}),
+                              "data_digest": digest, "pairs": len(examples), "steps": total,
                               "epochs": args.epochs, "batch": args.batch, "lr": args.lr, "sizes": asdict(sizes), "metrics": metrics,
                               "seconds": round(time.perf_counter() - started)})
     (args.out / "judge.json").write_text(json.dumps(card.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
