@@ -204,7 +204,7 @@ async def test_a_document_that_gives_instructions_never_puts_its_link_in_an_answ
 def test_ask_json_contract_and_the_exchange_is_logged(cli_env: dict[str, str], tmp_path: Path) -> None:
     assert subprocess.run([VERBATIM, "ingest", str(DEMO_CORPUS), "--json"], env=cli_env, capture_output=True,
                           text=True, cwd=tmp_path).returncode == 0
-    result = subprocess.run([VERBATIM, "ask", "送料はいくらですか？", "--json"], env=cli_env, capture_output=True,
+    result = subprocess.run([VERBATIM, "ask", "返品は何日以内に受け付けますか？", "--json"], env=cli_env, capture_output=True,
                             text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)

@@ -20,7 +20,7 @@ from tests.slack.harness import Bot, Database, bot_settings, started_bot
 from tests.standins import SlackStandIn
 
 HELP = "C0HELP"
-SHIPPING = "送料はいくらですか？"  # demo/corpus/ja/shipping.md answers it
+RETURNS = "返品は何日以内に受け付けますか？"  # demo/corpus/ja/shipping.md answers it
 REFUND_RU = "Как вернуть деньги за годовой тариф?"
 JA, RU = SLACK_WORDING["ja"], SLACK_WORDING["ru"]
 
@@ -55,7 +55,7 @@ async def shown_to_asker(bot: Bot, question: dict) -> dict:
 
 async def test_the_answer_is_shown_to_the_asker_only_and_shared_in_the_thread_once(private_bot: Bot) -> None:
     bot, slack = private_bot, private_bot.slack
-    question = slack.user_message(HELP, SHIPPING)
+    question = slack.user_message(HELP, RETURNS)
     await bot.deliver(question)
     private = await shown_to_asker(bot, question)
     exchange = await bot.exchange_of(HELP, private["ts"])
@@ -108,7 +108,7 @@ async def test_ask_a_person_on_the_private_answer_brings_the_group_into_the_thre
 
 async def test_a_share_slack_refuses_is_given_back_and_a_later_click_shares_it(private_bot: Bot) -> None:
     bot, slack = private_bot, private_bot.slack
-    question = slack.user_message(HELP, SHIPPING)
+    question = slack.user_message(HELP, RETURNS)
     await bot.deliver(question)
     private = await shown_to_asker(bot, question)
     await bot.exchange_of(HELP, private["ts"])
