@@ -34,7 +34,7 @@ def judge(embedder: E5Embedder) -> LocalJudge:
 
 @pytest.fixture
 def deps(demo_store: ChunkStore, embedder: E5Embedder) -> AnswerDeps:
-    """As the bot answers by default: the features models decide (the judge is off by default)."""
+    """The features models deciding, as with `VERBATIM_JUDGE=false` (`judged` below adds the judge, on by default)."""
     return AnswerDeps(store=demo_store, embedder=embedder, config=AnswerConfig(), abstain_models=load_models())
 
 
