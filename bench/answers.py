@@ -746,7 +746,7 @@ LATENCY_QUESTIONS = 200
 
 async def judged_latency(handle: WeaviateHandle, candidates: int) -> tuple[list[float], list[float]]:
     """The answer path's total time, warm, one question at a time, as ``serve`` runs it (e5 on one core for
-    questions, the judge on the same worker) — with the judge reading ``candidates`` sentences, and without it.
+    questions, the judge beside it) — with the judge reading ``candidates`` sentences, and without it.
     XQuAD-en questions (its index is the harvest's)."""
     dataset = data.xquad("en")
     embedder = E5Embedder(query_threads=1)

