@@ -24,9 +24,9 @@ QUESTIONS = [  # (question, candidates): en, ja, ru; one answers, one is only ab
 async def test_questions_judged_at_once_get_what_each_gets_alone(embedder: E5Embedder) -> None:
     judge = LocalJudge(embedder)  # not yet built: the first questions, all at once, build it together
     batches = [[Pair(question, c, "Help") for c in candidates] for question, candidates in QUESTIONS] * 3
-    together = await asyncio.gather(*(judge.probabilities(b) for b in batches),
-                                    embedder.embed_query("How long is a password reset link valid?"))
+    *together, _ = await asyncio.gather(*(judge.probabilities(b) for b in batches),  # and a question embedded
+                                        embedder.embed_query("How long is a password reset link valid?"))
     alone = [await judge.probabilities(b) for b in batches]
-    for at_once, by_itself in zip(together, alone, strict=False):
+    for at_once, by_itself in zip(together, alone, strict=True):
         assert np.array_equal(at_once, by_itself)
     assert all(right > wrong for right, wrong in alone)  # each answering sentence above its near miss
