@@ -37,9 +37,9 @@ class LocalJudge:
         if not pairs:
             return np.zeros(0, np.float32)
         batch = list(pairs)
-        return await self._embedder.on_encoder(lambda encoder: self._on_worker(encoder).probabilities(batch))
+        return await self._embedder.on_encoder(lambda encoder: self._built(encoder).probabilities(batch))
 
-    def _on_worker(self, encoder: E5Encoder) -> Judge:
+    def _built(self, encoder: E5Encoder) -> Judge:
         with self._building:
             if self._judge is None:
                 self._judge = Judge(encoder, self.card, self._tuned)
