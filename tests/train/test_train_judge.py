@@ -5,6 +5,7 @@ recipe over the same cache reuses the states of the pairs it shares."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -92,6 +93,38 @@ def test_another_order_of_the_batches_trains_another_judge_from_the_same_pairs_a
     assert card.version == first_card.version.replace("-b8-", "-o5-b8-")  # --tiny trains in batches of 8
     assert tuned.keys() == first_tuned.keys()
     assert any(not np.array_equal(tuned[k], first_tuned[k]) for k in tuned)
+
+
+def test_a_run_stopped_by_sigterm_checkpoints_and_the_same_command_resumes_to_the_same_judge(
+        tiny: tuple[Path, Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
+    """A session's end or Ctrl-C: the step under way finishes, its checkpoint is written, the exit code names the
+    signal and no judge is written; run again, the command goes on from that step and writes, to the bit, the
+    judge of a run that was never stopped (the fixture's)."""
+    out, cache, straight = tiny
+    assert straight.returncode == 0, straight.stderr[-2000:]
+    # The fixture's cache: its states are reused, and the fixture's run, never stopped, left no checkpoint.
+    args = ["--tiny", "--nomiracl-groups", "4", "--out", str(tmp_path / "judge"), "--cache", str(cache)]
+    process = subprocess.Popen([sys.executable, "-m", "train.judge", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    for line in process.stdout:  # the training loop has begun: its first step is under way or about to be
+        if "train: from step 0 / " in line:
+            process.send_signal(signal.SIGTERM)
+            break
+    rest, errors = process.communicate(timeout=600)
+    assert process.returncode == 128 + signal.SIGTERM, errors[-2000:]
+    (stopped,) = [x for x in rest.splitlines() if "train: stopped by SIGTERM at step " in x]
+    at = int(stopped.split(" at step ")[1].split(" / ")[0])
+    assert 0 < at < 40 and "the same command resumes" in stopped  # --tiny trains 40 steps
+    assert not (tmp_path / "judge").exists()
+    resumed = subprocess.run([sys.executable, "-m", "train.judge", *args], cwd=ROOT, capture_output=True, text=True,
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert f"train: resumed at step {at} / 40" in resumed.stdout
+    _, tuned = read_judge(tmp_path / "judge")
+    _, never_stopped = read_judge(out)
+    assert tuned.keys() == never_stopped.keys()
+    assert all(np.array_equal(tuned[k], never_stopped[k]) for k in tuned)
 
 
 def test_tiny_refuses_to_overwrite_the_shipped_judge() -> None:

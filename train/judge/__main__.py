@@ -5,7 +5,8 @@
                  shared runs, or each pair alone as the service runs it): cached under bench/.cache/judge/ by each
                  pair's tokens, in parts, so an interrupted run resumes and another recipe computes only its new
                  pairs' states
-    3. train     the upper layers and the head in JAX (AdamW; checkpoints every few hundred steps, resumed)
+    3. train     the upper layers and the head in JAX (AdamW; a checkpoint every 300 steps and when SIGINT or
+                 SIGTERM stops the run, which exits 130 / 143 after its step; the same command resumes)
     4. write     retrieval/encoder/judge/judge.npz (tuned tensors: int8 where the graph runs them in int8, else
                  float16) and judge.json (the card: command, seed, data digest, held-out metrics); the ONNX graph's
                  logits are checked against JAX's first
@@ -43,6 +44,7 @@ from train.judge import data
 from train.judge.batches import batches, group_max, pad, pad_tags, unit_batch, units
 from train.judge.mined import E5Closeness
 from train.judge.model import initial_params, logits, logits_and_tokens, tag_loss, unit_loss
+from train.judge.stopping import StopRequest
 from train.judge.tags import answer_tags
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -242,8 +244,9 @@ def main(argv: list[str] | None = None) -> int:
             if closeness is not None:
                 closeness.close()
         args.cache.mkdir(parents=True, exist_ok=True)
-        with open(pairs_path, "wb") as handle:
+        with open(pairs_path.with_suffix(".tmp"), "wb") as handle:  # whole or not at all: a stop here loses nothing
             pickle.dump(examples, handle)
+        pairs_path.with_suffix(".tmp").rename(pairs_path)
     digest = data.digest(examples)
     labels = np.array([e.label for e in examples], np.float32)
     # Held out from training (by a hash of the question, so a question's pairs stay together): the card's metrics.
@@ -303,29 +306,41 @@ def main(argv: list[str] | None = None) -> int:
                             f"-b{args.batch}-lr{args.lr}-s{args.seed}{order_tag}{span_tag}")
     checkpoint = run_dir / "checkpoint.pickle"
     done, losses = 0, []
-    if checkpoint.exists() and not args.tiny:
+    if checkpoint.exists():
         with open(checkpoint, "rb") as handle:
             saved = pickle.load(handle)  # our own checkpoint
         params, state, done, losses = saved["params"], saved["state"], saved["step"], saved["losses"]
         _log(f"train: resumed at step {done} / {total}")
     plan = [b for _ in range(int(np.ceil(total / per_epoch)) + 1) for b in batches(lengths, train_units, args.batch, rng)]
+
+    def save(steps: int) -> None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        with open(checkpoint.with_suffix(".tmp"), "wb") as handle:
+            pickle.dump({"params": jax.device_get(params), "state": jax.device_get(state), "step": steps,
+                         "losses": losses}, handle)
+        checkpoint.with_suffix(".tmp").rename(checkpoint)
+
     started = time.perf_counter()
-    for number in range(done, total):
-        rows, segment, unit_labels, real = unit_batch(train_units, plan[number], labels, args.batch)
-        x, mask = pad(states, rows, args.batch)
-        token_tags, tagged = pad_tags(tags, rows, mask.shape)
-        params, state, loss = step(params, state, *map(jnp.asarray, (x, mask, segment, unit_labels, real, token_tags,
-                                                                     tagged)))
-        losses.append(float(loss))
-        if (number + 1) % 50 == 0 or number + 1 == total:
-            rate = (number + 1 - done) * args.batch / (time.perf_counter() - started)
-            _log(f"train: step {number + 1} / {total}, loss {np.mean(losses[-50:]):.4f}, {rate:.1f} pairs/s")
-        if (number + 1) % 300 == 0 and not args.tiny:
-            run_dir.mkdir(parents=True, exist_ok=True)
-            with open(checkpoint.with_suffix(".tmp"), "wb") as handle:
-                pickle.dump({"params": jax.device_get(params), "state": jax.device_get(state), "step": number + 1,
-                             "losses": losses}, handle)
-            checkpoint.with_suffix(".tmp").rename(checkpoint)
+    with StopRequest() as stop:
+        _log(f"train: from step {done} / {total} (SIGINT or SIGTERM stops it after a step, checkpointed)")
+        for number in range(done, total):
+            rows, segment, unit_labels, real = unit_batch(train_units, plan[number], labels, args.batch)
+            x, mask = pad(states, rows, args.batch)
+            token_tags, tagged = pad_tags(tags, rows, mask.shape)
+            params, state, loss = step(params, state, *map(jnp.asarray, (x, mask, segment, unit_labels, real,
+                                                                         token_tags, tagged)))
+            losses.append(float(loss))
+            if (number + 1) % 50 == 0 or number + 1 == total:
+                rate = (number + 1 - done) * args.batch / (time.perf_counter() - started)
+                _log(f"train: step {number + 1} / {total}, loss {np.mean(losses[-50:]):.4f}, {rate:.1f} pairs/s")
+            stopping = stop.received is not None and number + 1 < total  # at the last step: write the judge
+            if (number + 1) % 300 == 0 or stopping:
+                save(number + 1)
+            if stopping:
+                _log(f"train: stopped by {stop.received.name} at step {number + 1} / {total}; checkpoint in "
+                     f"{run_dir}: the same command resumes from there")
+                encoder.close()
+                return stop.exit_code
 
     tenth = max(1, len(losses) // 10)  # the loss over the first and the last tenth of the steps
     held_all = np.flatnonzero(held)
