@@ -305,11 +305,12 @@ def main(argv: list[str] | None = None) -> int:
     run_dir = args.cache / (f"run-{digest}{tag}-l{lower}-g{graph.BUILDER_VERSION}-a{args.adapter}-e{args.epochs}"
                             f"-b{args.batch}-lr{args.lr}-s{args.seed}{order_tag}{span_tag}")
     checkpoint = run_dir / "checkpoint.pickle"
-    done, losses = 0, []
+    done, losses, earlier = 0, [], 0.0  # earlier: the seconds that runs stopped before this one trained
     if checkpoint.exists():
         with open(checkpoint, "rb") as handle:
             saved = pickle.load(handle)  # our own checkpoint
         params, state, done, losses = saved["params"], saved["state"], saved["step"], saved["losses"]
+        earlier = saved.get("seconds", 0.0)  # 0 for checkpoints written before the seconds were kept
         _log(f"train: resumed at step {done} / {total}")
     plan = [b for _ in range(int(np.ceil(total / per_epoch)) + 1) for b in batches(lengths, train_units, args.batch, rng)]
 
@@ -317,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         run_dir.mkdir(parents=True, exist_ok=True)
         with open(checkpoint.with_suffix(".tmp"), "wb") as handle:
             pickle.dump({"params": jax.device_get(params), "state": jax.device_get(state), "step": steps,
-                         "losses": losses}, handle)
+                         "losses": losses, "seconds": earlier + time.perf_counter() - started}, handle)
         checkpoint.with_suffix(".tmp").rename(checkpoint)
 
     started = time.perf_counter()
@@ -378,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
                               "seed": args.seed, **({"order_seed": order} if order_tag else {}),
                               "data_digest": digest, "pairs": len(examples), "steps": total,
                               "epochs": args.epochs, "batch": args.batch, "lr": args.lr, "sizes": asdict(sizes), "metrics": metrics,
-                              "seconds": round(time.perf_counter() - started)})
+                              "seconds": round(earlier + time.perf_counter() - started)})  # a resumed run's whole
     (args.out / "judge.json").write_text(json.dumps(card.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
     # What ONNX Runtime will compute must be what was trained: compare on a few held-out pairs.
