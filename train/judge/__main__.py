@@ -379,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
                               "seed": args.seed, **({"order_seed": order} if order_tag else {}),
                               "data_digest": digest, "pairs": len(examples), "steps": total,
                               "epochs": args.epochs, "batch": args.batch, "lr": args.lr, "sizes": asdict(sizes), "metrics": metrics,
-                              "seconds": round(earlier + time.perf_counter() - started)})  # a resumed run's whole
+                              "seconds": round(earlier + time.perf_counter() - started)})  # every sitting
     (args.out / "judge.json").write_text(json.dumps(card.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
     # What ONNX Runtime will compute must be what was trained: compare on a few held-out pairs.
